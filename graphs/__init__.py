@@ -1,0 +1,1 @@
+"""z0-memory graphs."""
