@@ -1,0 +1,167 @@
+"""The database connection owner: URL resolution, the psycopg pool, the PGEngine, and their lifecycle.
+
+``DATABASE_URL`` (any PostgreSQL 15+ with pgvector) wins; otherwise an embedded server is started at the data
+dir. One psycopg ``AsyncConnectionPool`` (autocommit, ``dict_row``, as LangGraph's Postgres checkpointer needs)
+serves the checkpointer and our own SQL; langchain-postgres' ``PGEngine`` has its own SQLAlchemy pool on the
+same database. :meth:`Database.close` closes both and releases the embedded server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg_pool import AsyncConnectionPool, PoolTimeout
+
+from z0_memory.stores.embedded import EmbeddedPostgres
+from z0_memory.config import Context
+from z0_memory.errors import ConfigurationError, DatabaseError
+
+log = logging.getLogger(__name__)
+
+POOL_KWARGS: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+
+
+def validate_url(url: str) -> str:
+    """Check that ``url`` is a Postgres URL psycopg can parse; return it in psycopg form."""
+    if not isinstance(url, str) or not url.strip():
+        raise ConfigurationError("DATABASE_URL is empty: unset it to use the embedded server, or give a Postgres URL")
+    url = url.strip()
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    if scheme in {"postgresql+psycopg", "postgresql+psycopg2", "postgresql+asyncpg"}:
+        url = "postgresql://" + url.split("://", 1)[1]
+    elif scheme not in {"postgres", "postgresql"}:
+        raise ConfigurationError(
+            f"DATABASE_URL must start with postgresql:// (got {scheme or 'no scheme'!r}), "
+            "e.g. postgresql://user:password@host:5432/dbname"
+        )
+    try:
+        psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError as exc:
+        raise ConfigurationError(f"DATABASE_URL is not a valid Postgres URL: {exc}") from None
+    return url
+
+
+def sqlalchemy_url(url: str) -> str:
+    """The same URL for SQLAlchemy's async psycopg driver."""
+    return "postgresql+psycopg://" + url.split("://", 1)[1]
+
+
+def _redact(url: str) -> str:
+    try:
+        params = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "<invalid url>"
+    host = params.get("host", "localhost")
+    return f"postgresql://{params.get('user', '')}@{host}/{params.get('dbname', '')}"
+
+
+class Database:
+    """Owns the connection pools (and the embedded server, when used) for one process."""
+
+    def __init__(self, context: Context, *, pool_max_size: int = 10) -> None:
+        self.context = context
+        self.pool_max_size = pool_max_size
+        self.url: str | None = None
+        self.embedded: EmbeddedPostgres | None = None
+        self.pool: AsyncConnectionPool | None = None
+        self.engine: Any = None  # langchain_postgres.PGEngine
+
+    @property
+    def description(self) -> str:
+        if self.embedded is not None:
+            return f"embedded PostgreSQL at {self.embedded.data_dir}"
+        return _redact(self.url) if self.url else "not connected"
+
+    async def open(self) -> Database:
+        if self.pool is not None:
+            return self
+        if self.context.database_url:
+            self.url = validate_url(self.context.database_url)
+        else:
+            self.embedded = EmbeddedPostgres(self.context.data_dir)
+            self.url = await asyncio.to_thread(self.embedded.start)
+            if self.embedded.created:
+                log.warning("z0-memory created its embedded database at %s (set Z0_DATA_DIR to move it)",
+                            self.embedded.data_dir)
+        try:
+            await self._open_pool()
+            await self._check_server()
+            self._open_engine()
+        except BaseException:
+            await self.close()
+            raise
+        return self
+
+    async def _open_pool(self) -> None:
+        self.pool = AsyncConnectionPool(
+            self.url, min_size=1, max_size=self.pool_max_size, kwargs=dict(POOL_KWARGS), open=False,
+            check=AsyncConnectionPool.check_connection, name="z0-memory",
+        )
+        try:
+            await self.pool.open(wait=True, timeout=15)
+        except PoolTimeout as exc:
+            raise DatabaseError(
+                f"cannot connect to {self.description} within 15 s: check DATABASE_URL, that the server runs, "
+                "and that it accepts this user"
+            ) from exc
+
+    async def _check_server(self) -> None:
+        async with self.connection() as conn:
+            row = await (await conn.execute("SHOW server_version_num")).fetchone()
+            version = int(row["server_version_num"])
+            if version < 150000:
+                raise DatabaseError(f"{self.description} runs PostgreSQL {version // 10000}; z0-memory needs 15+")
+            ext = await (
+                await conn.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
+            ).fetchone()
+            if ext is None:
+                raise DatabaseError(
+                    f"{self.description} has no pgvector extension: install pgvector on the server "
+                    "(on Supabase: Database > Extensions > vector), or unset DATABASE_URL for the embedded server"
+                )
+
+    def _open_engine(self) -> None:
+        from langchain_postgres import PGEngine
+        from sqlalchemy import event
+        from sqlalchemy.ext.asyncio import create_async_engine
+
+        engine = create_async_engine(sqlalchemy_url(self.url), pool_size=5, max_overflow=5, pool_pre_ping=True)
+
+        @event.listens_for(engine.sync_engine, "connect")
+        def _iterative_scan(dbapi_conn: Any, _record: Any) -> None:
+            # Filtered HNSW scans (every query is filtered by project) must not come back short.
+            cur = dbapi_conn.cursor()
+            try:
+                cur.execute("SET hnsw.iterative_scan = relaxed_order")
+            finally:
+                cur.close()
+            dbapi_conn.commit()
+
+        self.engine = PGEngine.from_engine(engine)
+
+    def connection(self):  # noqa: ANN201 - async context manager from the pool
+        """``async with db.connection() as conn``: a pooled autocommit connection with dict rows."""
+        if self.pool is None:
+            raise DatabaseError("the database is not open: use `async with Z0Memory.open(...)` or call open() first")
+        return self.pool.connection()
+
+    async def close(self) -> None:
+        pool, self.pool = self.pool, None
+        engine, self.engine = self.engine, None
+        if pool is not None:
+            await pool.close()
+        if engine is not None:
+            await engine.close()
+        if self.embedded is not None:
+            embedded, self.embedded = self.embedded, None
+            await asyncio.to_thread(embedded.stop)
+
+    async def __aenter__(self) -> Database:
+        return await self.open()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

@@ -1,0 +1,180 @@
+"""KV facts (layer 2): settled, overwritable facts keyed ``{project}:{category}:{entity}``, with full history.
+
+``put`` never overwrites: the same value again records a confirmation on the current version; a new value closes
+the current version (``valid_to``) and opens the next one, keeping each version's provenance and rationale. Both
+happen in one transaction under a per-key advisory lock, so concurrent writers to one key serialise instead of
+losing a write, and every version gets a searchable mirror row in the semantic table in the same transaction.
+``forget`` deletes for real: the current version, or (``include_history=True``) every version and mirror.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from langchain_core.embeddings import Embeddings
+
+from z0_memory.stores.database import Database
+from z0_memory.stores.schema import SEMANTIC_TABLE
+from z0_memory.stores.scope import Scope
+from z0_memory.stores.semantic import NewMemory, insert_row
+from z0_memory.schemas import FactVersion, MemoryKey, MemoryKind, Provenance, validate_segment
+
+_FACT_COLUMNS = (
+    "id, project, category, entity, value, version, valid_from, valid_to, thread_id, message_ids, extractor, "
+    "confidence, rationale, confirmations, recorded_at"
+)
+
+
+@dataclass(frozen=True)
+class FactWrite:
+    """What a ``put`` did: ``created`` a first version, ``superseded`` an older one, or ``confirmed`` it."""
+
+    action: Literal["created", "superseded", "confirmed"]
+    fact: FactVersion
+    previous: FactVersion | None = None
+
+
+def _version(row: dict[str, Any]) -> FactVersion:
+    return FactVersion(
+        id=row["id"],
+        key=MemoryKey(project=row["project"], category=row["category"], entity=row["entity"]),
+        value=row["value"], version=row["version"], valid_from=row["valid_from"], valid_to=row["valid_to"],
+        confirmations=row["confirmations"],
+        provenance=Provenance(
+            thread_id=row["thread_id"], message_ids=list(row["message_ids"] or []), extractor=row["extractor"],
+            confidence=row["confidence"], rationale=row["rationale"], recorded_at=row["recorded_at"],
+        ),
+    )
+
+
+def mirror_text(key: MemoryKey, value: str, rationale: str | None) -> str:
+    """The sentence a fact version is searchable by."""
+    text = f"{key.category.replace('_', ' ')} / {key.entity.replace('_', ' ')}: {value}"
+    return f"{text} (because {rationale})" if rationale else text
+
+
+class FactStore:
+    """KV facts of one scope."""
+
+    def __init__(self, db: Database, scope: Scope, embeddings: Embeddings) -> None:
+        self.db = db
+        self.scope = scope
+        self.embeddings = embeddings
+
+    def _params(self, key: MemoryKey) -> dict[str, Any]:
+        return {**self.scope.params, "category": key.category, "entity": key.entity}
+
+    async def get(self, key: str | MemoryKey) -> FactVersion | None:
+        """The current version of ``key``, or None."""
+        k = self.scope.key(key)
+        async with self.db.connection() as conn:
+            row = await (await conn.execute(
+                f"SELECT {_FACT_COLUMNS} FROM z0_facts WHERE project = %(project)s AND user_id = %(user_id)s "
+                "AND category = %(category)s AND entity = %(entity)s AND valid_to IS NULL", self._params(k),
+            )).fetchone()
+        return _version(row) if row else None
+
+    async def list(self, category: str | None = None, *, include_superseded: bool = False) -> list[FactVersion]:
+        """Facts of the project (or of one category), current versions unless history is asked for."""
+        if category is not None:
+            validate_segment(category, "category")
+        async with self.db.connection() as conn:
+            rows = await (await conn.execute(
+                f"SELECT {_FACT_COLUMNS} FROM z0_facts WHERE project = %(project)s AND user_id = %(user_id)s "
+                "AND (%(category)s::text IS NULL OR category = %(category)s) "
+                "AND (%(all)s OR valid_to IS NULL) ORDER BY category, entity, version",
+                {**self.scope.params, "category": category, "all": include_superseded},
+            )).fetchall()
+        return [_version(r) for r in rows]
+
+    async def history(self, key: str | MemoryKey) -> list[FactVersion]:
+        """Every version of ``key``, oldest first."""
+        k = self.scope.key(key)
+        async with self.db.connection() as conn:
+            rows = await (await conn.execute(
+                f"SELECT {_FACT_COLUMNS} FROM z0_facts WHERE project = %(project)s AND user_id = %(user_id)s "
+                "AND category = %(category)s AND entity = %(entity)s ORDER BY version", self._params(k),
+            )).fetchall()
+        return [_version(r) for r in rows]
+
+    async def put(self, key: str | MemoryKey, value: str, provenance: Provenance | None = None, *,
+                  kind: MemoryKind = "fact") -> FactWrite:
+        """Set ``key`` to ``value``: confirm, create, or supersede (keeping the old version in history)."""
+        k = self.scope.key(key)
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"the value of {k} must be non-empty text")
+        value = value.strip()
+        prov = provenance or Provenance()
+        vector = await self.embeddings.aembed_query(mirror_text(k, value, prov.rationale))
+        params = self._params(k)
+        async with self.db.connection() as conn, conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"z0fact|{self.scope.user_id}|{k}"])
+            row = await (await conn.execute(
+                f"SELECT {_FACT_COLUMNS} FROM z0_facts WHERE project = %(project)s AND user_id = %(user_id)s "
+                "AND category = %(category)s AND entity = %(entity)s AND valid_to IS NULL FOR UPDATE", params,
+            )).fetchone()
+            current = _version(row) if row else None
+            if current is not None and current.value.casefold() == value.casefold():
+                confirmed = await (await conn.execute(
+                    f"UPDATE z0_facts SET confirmations = confirmations + 1 WHERE id = %s RETURNING {_FACT_COLUMNS}",
+                    [current.id],
+                )).fetchone()
+                return FactWrite("confirmed", _version(confirmed), None)
+            now = datetime.now(UTC)
+            last = await (await conn.execute(
+                "SELECT coalesce(max(version), 0) AS v FROM z0_facts WHERE project = %(project)s "
+                "AND user_id = %(user_id)s AND category = %(category)s AND entity = %(entity)s", params,
+            )).fetchone()
+            version = last["v"] + 1
+            if current is not None:
+                await conn.execute("UPDATE z0_facts SET valid_to = %s WHERE id = %s", [now, current.id])
+                await conn.execute(
+                    f"UPDATE {SEMANTIC_TABLE} SET superseded_at = %(now)s WHERE project = %(project)s "
+                    "AND user_id = %(user_id)s AND fact_key = %(key)s AND superseded_at IS NULL",
+                    {**self.scope.params, "now": now, "key": str(k)},
+                )
+            new = await (await conn.execute(
+                "INSERT INTO z0_facts (project, user_id, category, entity, value, version, valid_from, thread_id, "
+                "message_ids, extractor, confidence, rationale) VALUES (%(project)s, %(user_id)s, %(category)s, "
+                "%(entity)s, %(value)s, %(version)s, %(now)s, %(thread_id)s, %(message_ids)s, %(extractor)s, "
+                f"%(confidence)s, %(rationale)s) RETURNING {_FACT_COLUMNS}",
+                {**params, "value": value, "version": version, "now": now, "thread_id": prov.thread_id,
+                 "message_ids": list(prov.message_ids), "extractor": prov.extractor,
+                 "confidence": prov.confidence, "rationale": prov.rationale},
+            )).fetchone()
+            fact = _version(new)
+            mirror = NewMemory(
+                content=mirror_text(k, value, prov.rationale), category=k.category, kind=kind,
+                confidence=prov.confidence, source_ids=list(prov.message_ids), created_at=now,
+                metadata={"rationale": prov.rationale, "value": value, "version": version,
+                          "thread_id": prov.thread_id, "extractor": prov.extractor},
+            )
+            await insert_row(conn, self.scope, mirror, vector, fact_key=str(k), fact_version=version)
+        return FactWrite("superseded" if current else "created", fact, current)
+
+    async def forget(self, key: str | MemoryKey, *, include_history: bool = False) -> int:
+        """Delete the current version (or every version) of ``key`` and its search mirror; returns rows deleted."""
+        k = self.scope.key(key)
+        params = {**self._params(k), "key": str(k), "all": include_history}
+        async with self.db.connection() as conn, conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"z0fact|{self.scope.user_id}|{k}"])
+            cur = await conn.execute(
+                "DELETE FROM z0_facts WHERE project = %(project)s AND user_id = %(user_id)s AND category = "
+                "%(category)s AND entity = %(entity)s AND (%(all)s OR valid_to IS NULL) RETURNING version", params,
+            )
+            versions = [r["version"] for r in await cur.fetchall()]
+            if versions:
+                await conn.execute(
+                    f"DELETE FROM {SEMANTIC_TABLE} WHERE project = %(project)s AND user_id = %(user_id)s "
+                    "AND fact_key = %(key)s AND fact_version = ANY(%(versions)s)", {**params, "versions": versions},
+                )
+        return len(versions)
+
+    async def forget_many(self, keys: Sequence[str | MemoryKey], *, include_history: bool = False) -> int:
+        total = 0
+        for key in keys:
+            total += await self.forget(key, include_history=include_history)
+        return total

@@ -1,0 +1,146 @@
+"""Pending candidates: what a turn said with too little confidence to keep, waiting for a later confirmation.
+
+A candidate that matches a waiting one (the same key, or nearly the same words) confirms it instead of adding a
+second row: the confirmation count goes up, ``last_seen`` moves, the expiry is pushed back and the higher
+confidence is kept. Matching and confirming run under a per-scope advisory lock, so two turns confirming the same
+item at once count twice, never create two rows. Items past ``expires_at`` are invisible and purged.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any, Literal
+
+from z0_memory.stores.database import Database
+from z0_memory.stores.scope import Scope
+from z0_memory.schemas import Candidate, PendingItem, Provenance
+from z0_memory.text import content_terms
+
+SIMILAR_CONTENT = 0.6
+_COLUMNS = (
+    "id, project, match_key, content, candidate, confirmations, first_seen, last_seen, expires_at, thread_id, "
+    "message_ids, extractor, confidence"
+)
+
+
+@dataclass(frozen=True)
+class PendingWrite:
+    action: Literal["created", "confirmed"]
+    item: PendingItem
+
+
+def content_similarity(a: str, b: str) -> float:
+    """Jaccard overlap of content terms (bilingual), 0..1."""
+    ta, tb = set(content_terms(a)), set(content_terms(b))
+    if not ta or not tb:
+        return 0.0
+    return len(ta & tb) / len(ta | tb)
+
+
+def _item(row: dict[str, Any]) -> PendingItem:
+    candidate = row["candidate"] if isinstance(row["candidate"], dict) else json.loads(row["candidate"])
+    return PendingItem(
+        id=row["id"], project=row["project"], candidate=Candidate.model_validate(candidate),
+        confirmations=row["confirmations"], first_seen=row["first_seen"], last_seen=row["last_seen"],
+        expires_at=row["expires_at"],
+        provenance=Provenance(thread_id=row["thread_id"], message_ids=list(row["message_ids"] or []),
+                              extractor=row["extractor"], confidence=row["confidence"],
+                              recorded_at=row["first_seen"]),
+    )
+
+
+class PendingStore:
+    """Pending candidates of one scope."""
+
+    def __init__(self, db: Database, scope: Scope, ttl: timedelta = timedelta(days=14)) -> None:
+        self.db = db
+        self.scope = scope
+        self.ttl = ttl
+
+    def _lock_sql(self) -> tuple[str, list[str]]:
+        return "SELECT pg_advisory_xact_lock(hashtext(%s))", [f"z0pending|{self.scope.project}|{self.scope.user_id}"]
+
+    async def list(self, *, include_expired: bool = False) -> list[PendingItem]:
+        async with self.db.connection() as conn:
+            rows = await (await conn.execute(
+                f"SELECT {_COLUMNS} FROM z0_pending WHERE project = %(project)s AND user_id = %(user_id)s "
+                "AND (%(all)s OR expires_at > now()) ORDER BY last_seen DESC",
+                {**self.scope.params, "all": include_expired},
+            )).fetchall()
+        return [_item(r) for r in rows]
+
+    async def get(self, item_id: int) -> PendingItem | None:
+        async with self.db.connection() as conn:
+            row = await (await conn.execute(
+                f"SELECT {_COLUMNS} FROM z0_pending WHERE id = %(id)s AND project = %(project)s "
+                "AND user_id = %(user_id)s AND expires_at > now()", {**self.scope.params, "id": int(item_id)},
+            )).fetchone()
+        return _item(row) if row else None
+
+    def _matches(self, item: PendingItem, candidate: Candidate) -> bool:
+        if candidate.key and item.candidate.key:
+            return candidate.key == item.candidate.key
+        return content_similarity(candidate.content, item.candidate.content) >= SIMILAR_CONTENT
+
+    async def find(self, candidate: Candidate) -> PendingItem | None:
+        """The waiting item a candidate matches (same key, else similar content), if any."""
+        for item in await self.list():
+            if self._matches(item, candidate):
+                return item
+        return None
+
+    async def add(self, candidate: Candidate, provenance: Provenance, *, now: datetime | None = None) -> PendingWrite:
+        """Hold a candidate, or count it as a confirmation of the matching waiting item."""
+        now = now or datetime.now(UTC)
+        async with self.db.connection() as conn, conn.transaction():
+            await conn.execute(*self._lock_sql())
+            rows = await (await conn.execute(
+                f"SELECT {_COLUMNS} FROM z0_pending WHERE project = %(project)s AND user_id = %(user_id)s "
+                "AND expires_at > %(now)s ORDER BY last_seen DESC", {**self.scope.params, "now": now},
+            )).fetchall()
+            match = next((it for it in map(_item, rows) if self._matches(it, candidate)), None)
+            if match is not None:
+                merged = match.candidate.model_copy(
+                    update={"confidence": max(match.candidate.confidence, candidate.confidence)}
+                )
+                row = await (await conn.execute(
+                    "UPDATE z0_pending SET confirmations = confirmations + 1, last_seen = %(now)s, "
+                    "expires_at = %(expires)s, confidence = %(conf)s, candidate = %(cand)s::jsonb "
+                    f"WHERE id = %(id)s RETURNING {_COLUMNS}",
+                    {"now": now, "expires": now + self.ttl, "conf": merged.confidence,
+                     "cand": merged.model_dump_json(), "id": match.id},
+                )).fetchone()
+                return PendingWrite("confirmed", _item(row))
+            row = await (await conn.execute(
+                "INSERT INTO z0_pending (project, user_id, match_key, content, candidate, first_seen, last_seen, "
+                "expires_at, thread_id, message_ids, extractor, confidence) VALUES (%(project)s, %(user_id)s, "
+                "%(key)s, %(content)s, %(cand)s::jsonb, %(now)s, %(now)s, %(expires)s, %(thread)s, %(mids)s, "
+                f"%(extractor)s, %(conf)s) RETURNING {_COLUMNS}",
+                {**self.scope.params, "key": candidate.key, "content": candidate.content,
+                 "cand": candidate.model_dump_json(), "now": now, "expires": now + self.ttl,
+                 "thread": provenance.thread_id, "mids": list(provenance.message_ids),
+                 "extractor": provenance.extractor, "conf": candidate.confidence},
+            )).fetchone()
+        return PendingWrite("created", _item(row))
+
+    async def take(self, item_id: int) -> PendingItem | None:
+        """Remove a waiting item and return it (for promotion or rejection); None if it is gone already.
+
+        Two callers taking the same item: exactly one gets it, so a promotion happens once.
+        """
+        async with self.db.connection() as conn:
+            row = await (await conn.execute(
+                f"DELETE FROM z0_pending WHERE id = %(id)s AND project = %(project)s AND user_id = %(user_id)s "
+                f"AND expires_at > now() RETURNING {_COLUMNS}", {**self.scope.params, "id": int(item_id)},
+            )).fetchone()
+        return _item(row) if row else None
+
+    async def purge_expired(self, *, now: datetime | None = None) -> int:
+        async with self.db.connection() as conn:
+            cur = await conn.execute(
+                "DELETE FROM z0_pending WHERE project = %(project)s AND user_id = %(user_id)s "
+                "AND expires_at <= %(now)s", {**self.scope.params, "now": now or datetime.now(UTC)},
+            )
+            return cur.rowcount

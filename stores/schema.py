@@ -1,0 +1,213 @@
+"""Idempotent set-up and migration of every table z0-memory uses.
+
+``setup()`` takes a Postgres advisory lock (so concurrent processes do not race), applies the migrations it has
+not applied yet (``z0_schema_version`` records them), sets up LangGraph's checkpointer tables, and checks that the
+configured embedding model matches the one the semantic table was built with. Re-running it is a no-op.
+
+Why KV facts live in a table of our own rather than LangGraph's ``PostgresStore``: its ``put`` overwrites blindly,
+while a fact here is a chain of versions (valid_from / valid_to, provenance, confirmations), superseded inside one
+transaction under a row lock, with a partial unique index guaranteeing one current version per key.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from langchain_postgres import Column
+from langchain_postgres.v2.hybrid_search_config import HybridSearchConfig
+
+from z0_memory.stores.database import Database
+from z0_memory.errors import EmbeddingMismatchError
+
+SEMANTIC_TABLE = "z0_memories"
+SETUP_LOCK_ID = 0x7A30_6D656D  # "z0mem"
+
+SEMANTIC_METADATA_COLUMNS = (
+    ("project", "TEXT", False),
+    ("user_id", "TEXT", False),
+    ("category", "TEXT", False),
+    ("kind", "TEXT", False),
+    ("confidence", "REAL", False),
+    ("created_at", "TIMESTAMPTZ", False),
+    ("superseded_at", "TIMESTAMPTZ", True),
+    ("fact_key", "TEXT", True),
+    ("fact_version", "INTEGER", True),
+    ("source_ids", "TEXT", True),
+    ("search_text", "TEXT", False),
+)
+
+_CORE_SQL = """
+CREATE TABLE IF NOT EXISTS z0_meta (
+    key   text PRIMARY KEY,
+    value jsonb NOT NULL
+);
+CREATE TABLE IF NOT EXISTS z0_facts (
+    id            bigserial PRIMARY KEY,
+    project       text NOT NULL,
+    user_id       text NOT NULL DEFAULT '',
+    category      text NOT NULL,
+    entity        text NOT NULL,
+    value         text NOT NULL,
+    version       integer NOT NULL,
+    valid_from    timestamptz NOT NULL DEFAULT now(),
+    valid_to      timestamptz,
+    thread_id     text,
+    message_ids   text[] NOT NULL DEFAULT '{}',
+    extractor     text NOT NULL,
+    confidence    real NOT NULL CHECK (confidence BETWEEN 0 AND 1),
+    rationale     text,
+    confirmations integer NOT NULL DEFAULT 1,
+    recorded_at   timestamptz NOT NULL DEFAULT now(),
+    UNIQUE (project, user_id, category, entity, version)
+);
+CREATE UNIQUE INDEX IF NOT EXISTS z0_facts_one_current
+    ON z0_facts (project, user_id, category, entity) WHERE valid_to IS NULL;
+CREATE TABLE IF NOT EXISTS z0_pending (
+    id            bigserial PRIMARY KEY,
+    project       text NOT NULL,
+    user_id       text NOT NULL DEFAULT '',
+    match_key     text,
+    content       text NOT NULL,
+    candidate     jsonb NOT NULL,
+    confirmations integer NOT NULL DEFAULT 1,
+    first_seen    timestamptz NOT NULL DEFAULT now(),
+    last_seen     timestamptz NOT NULL DEFAULT now(),
+    expires_at    timestamptz NOT NULL,
+    thread_id     text,
+    message_ids   text[] NOT NULL DEFAULT '{}',
+    extractor     text NOT NULL,
+    confidence    real NOT NULL
+);
+CREATE INDEX IF NOT EXISTS z0_pending_scope ON z0_pending (project, user_id, match_key);
+CREATE TABLE IF NOT EXISTS z0_extraction_queue (
+    id              bigserial PRIMARY KEY,
+    project         text NOT NULL,
+    user_id         text NOT NULL DEFAULT '',
+    thread_id       text,
+    messages        jsonb NOT NULL,
+    error           text NOT NULL,
+    attempts        integer NOT NULL DEFAULT 1,
+    created_at      timestamptz NOT NULL DEFAULT now(),
+    last_attempt_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS z0_extraction_queue_scope ON z0_extraction_queue (project, user_id);
+"""
+
+_SEMANTIC_INDEX_SQL = f"""
+CREATE OR REPLACE FUNCTION z0_memories_tsv() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.content_tsv := to_tsvector('english', coalesce(NEW.search_text, NEW.content));
+    RETURN NEW;
+END $$;
+DROP TRIGGER IF EXISTS z0_memories_tsv ON {SEMANTIC_TABLE};
+CREATE TRIGGER z0_memories_tsv BEFORE INSERT OR UPDATE OF content, search_text ON {SEMANTIC_TABLE}
+    FOR EACH ROW EXECUTE FUNCTION z0_memories_tsv();
+CREATE INDEX IF NOT EXISTS z0_memories_tsv_gin ON {SEMANTIC_TABLE} USING gin (content_tsv);
+CREATE INDEX IF NOT EXISTS z0_memories_hnsw ON {SEMANTIC_TABLE} USING hnsw (embedding vector_cosine_ops);
+CREATE INDEX IF NOT EXISTS z0_memories_scope ON {SEMANTIC_TABLE} (project, user_id, category);
+CREATE INDEX IF NOT EXISTS z0_memories_fact ON {SEMANTIC_TABLE} (project, user_id, fact_key);
+"""
+
+
+def hybrid_config() -> HybridSearchConfig:
+    """The tsvector column of the semantic table (filled by our trigger from the segmented ``search_text``)."""
+    return HybridSearchConfig(tsv_column="content_tsv", tsv_lang="english")
+
+
+@dataclass(frozen=True)
+class EmbeddingSpec:
+    name: str
+    dims: int
+
+
+async def create_semantic_table(db: Database, embedding: EmbeddingSpec, table: str = SEMANTIC_TABLE) -> None:
+    """Create the PGVectorStore table with our metadata columns (no-op if it exists)."""
+    async with db.connection() as conn:
+        exists = await (await conn.execute("SELECT to_regclass(%s) AS t", [table])).fetchone()
+    if exists["t"] is None:
+        await db.engine.ainit_vectorstore_table(
+            table_name=table,
+            vector_size=embedding.dims,
+            id_column=Column("id", "UUID", nullable=False),
+            metadata_columns=[Column(n, t, nullable=nullable) for n, t, nullable in SEMANTIC_METADATA_COLUMNS],
+            metadata_json_column="metadata",
+            hybrid_search_config=hybrid_config(),
+        )
+
+
+async def _migration_1(db: Database, embedding: EmbeddingSpec) -> None:
+    async with db.connection() as conn:
+        await conn.execute(_CORE_SQL, prepare=False)
+
+
+async def _migration_2(db: Database, embedding: EmbeddingSpec) -> None:
+    await create_semantic_table(db, embedding)
+    async with db.connection() as conn:
+        await conn.execute(_SEMANTIC_INDEX_SQL, prepare=False)
+        await write_embedding_meta(conn, embedding)
+
+
+Migration = Callable[[Database, EmbeddingSpec], Awaitable[None]]
+MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
+    (1, "core tables: meta, facts, pending, extraction queue", _migration_1),
+    (2, "semantic memory table (PGVectorStore) with full-text trigger, GIN and HNSW indexes", _migration_2),
+)
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+async def write_embedding_meta(conn, embedding: EmbeddingSpec) -> None:  # noqa: ANN001
+    await conn.execute(
+        "INSERT INTO z0_meta (key, value) VALUES ('embedding', %s::jsonb) "
+        "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+        [json.dumps({"model": embedding.name, "dims": embedding.dims})],
+    )
+
+
+async def stored_embedding(db: Database) -> EmbeddingSpec | None:
+    async with db.connection() as conn:
+        row = await (await conn.execute("SELECT value FROM z0_meta WHERE key = 'embedding'")).fetchone()
+    return EmbeddingSpec(row["value"]["model"], int(row["value"]["dims"])) if row else None
+
+
+def check_embedding(stored: EmbeddingSpec | None, configured: EmbeddingSpec) -> None:
+    if stored is None or stored == configured:
+        return
+    raise EmbeddingMismatchError(
+        f"the semantic memory was built with embedding model {stored.name!r} ({stored.dims} dims), but "
+        f"{configured.name!r} ({configured.dims} dims) is configured. Either set Z0_EMBEDDING_MODEL={stored.name}, "
+        f"or run `z0-memory reembed` to re-embed every memory with {configured.name!r}."
+    )
+
+
+async def setup(db: Database, embedding: EmbeddingSpec, *, checkpointer_setup: bool = True) -> list[int]:
+    """Create or migrate everything; return the migration versions applied now (empty when up to date)."""
+    applied_now: list[int] = []
+    async with db.connection() as lock_conn:
+        await lock_conn.execute("SELECT pg_advisory_lock(%s)", [SETUP_LOCK_ID])
+        try:
+            await lock_conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            await lock_conn.execute(
+                "CREATE TABLE IF NOT EXISTS z0_schema_version (version integer PRIMARY KEY, description text NOT NULL,"
+                " applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            rows = await (await lock_conn.execute("SELECT version FROM z0_schema_version")).fetchall()
+            done = {r["version"] for r in rows}
+            if 2 in done:
+                check_embedding(await stored_embedding(db), embedding)
+            for version, description, migrate in MIGRATIONS:
+                if version in done:
+                    continue
+                await migrate(db, embedding)
+                await lock_conn.execute(
+                    "INSERT INTO z0_schema_version (version, description) VALUES (%s, %s)", [version, description]
+                )
+                applied_now.append(version)
+            if checkpointer_setup:
+                from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+                await AsyncPostgresSaver(db.pool).setup()
+        finally:
+            await lock_conn.execute("SELECT pg_advisory_unlock(%s)", [SETUP_LOCK_ID])
+    return applied_now

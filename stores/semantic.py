@@ -1,0 +1,274 @@
+"""Semantic memory (layer 2): inferences, preferences, context, and the searchable mirror of every fact version.
+
+The table is a langchain-postgres ``PGVectorStore`` table (created by ``stores.schema``) with typed metadata
+columns, an HNSW index, and a ``content_tsv`` column that a trigger fills from ``search_text`` (the content plus
+its jieba-segmented Chinese words), indexed with GIN. Dense search goes through ``PGVectorStore`` itself (also
+exposed as :attr:`SemanticStore.vectorstore` for users who want a LangChain retriever); rows are written with our
+own parameterised SQL so that a fact version and its mirror row commit in one transaction.
+
+Keyword search uses an OR ``to_tsquery`` rather than PGVectorStore's built-in hybrid mode, whose
+``plainto_tsquery`` ANDs every word of a question and so misses most answers; hybrid search fuses the two lists
+by reciprocal rank. Every statement carries the store's scope (project, user): nothing crosses projects.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+
+from z0_memory.stores.database import Database
+from z0_memory.stores.schema import SEMANTIC_TABLE
+from z0_memory.stores.scope import Scope
+from z0_memory.errors import InvalidKeyError
+from z0_memory.schemas import Hit, MemoryKind, MemoryRecord, validate_segment
+from z0_memory.text import or_tsquery, query_terms, search_text
+
+RRF_K = 60
+_KINDS = {"fact", "decision", "preference", "context"}
+_COLUMN_NAMES = (
+    "id", "content", "project", "user_id", "category", "kind", "confidence", "created_at", "superseded_at",
+    "fact_key", "fact_version", "source_ids", "metadata",
+)
+_COLUMNS = ", ".join(_COLUMN_NAMES)
+
+
+@dataclass
+class NewMemory:
+    """A semantic memory to add."""
+
+    content: str
+    category: str = "general"
+    kind: MemoryKind = "context"
+    confidence: float = 1.0
+    source_ids: Sequence[str] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+    created_at: datetime | None = None
+    id: str | None = None
+
+
+def _check(memory: NewMemory) -> None:
+    if not isinstance(memory.content, str) or not memory.content.strip():
+        raise ValueError("a memory's content must be non-empty text")
+    validate_segment(memory.category, "category")
+    if memory.kind not in _KINDS:
+        raise InvalidKeyError(f"kind must be one of {sorted(_KINDS)}, got {memory.kind!r}")
+    if not 0.0 <= memory.confidence <= 1.0:
+        raise ValueError(f"confidence must be in [0, 1], got {memory.confidence}")
+
+
+def vector_literal(embedding: Sequence[float]) -> str:
+    return "[" + ",".join(f"{float(x):.7g}" for x in embedding) + "]"
+
+
+async def insert_row(
+    conn: Any, scope: Scope, memory: NewMemory, embedding: Sequence[float], *,
+    fact_key: str | None = None, fact_version: int | None = None, superseded_at: datetime | None = None,
+) -> str:
+    """Insert one row (inside the caller's transaction when it has one); return its id."""
+    row_id = memory.id or str(uuid.uuid4())
+    await conn.execute(
+        f"INSERT INTO {SEMANTIC_TABLE} (id, content, embedding, content_tsv, project, user_id, category, kind, "
+        "confidence, created_at, superseded_at, fact_key, fact_version, source_ids, search_text, metadata) "
+        "VALUES (%(id)s, %(content)s, %(embedding)s::vector, ''::tsvector, %(project)s, %(user_id)s, %(category)s, "
+        "%(kind)s, %(confidence)s, %(created_at)s, %(superseded_at)s, %(fact_key)s, %(fact_version)s, "
+        "%(source_ids)s, %(search_text)s, %(metadata)s::json)",
+        {
+            **scope.params,
+            "id": row_id,
+            "content": memory.content,
+            "embedding": vector_literal(embedding),
+            "category": memory.category,
+            "kind": memory.kind,
+            "confidence": memory.confidence,
+            "created_at": memory.created_at or datetime.now(UTC),
+            "superseded_at": superseded_at,
+            "fact_key": fact_key,
+            "fact_version": fact_version,
+            "source_ids": json.dumps(list(memory.source_ids)),
+            "search_text": search_text(f"{memory.category.replace('_', ' ')} {memory.content}"),
+            "metadata": json.dumps(memory.metadata, default=str),
+        },
+    )
+    return row_id
+
+
+def _record(row: dict[str, Any]) -> MemoryRecord:
+    metadata = row.get("metadata") or {}
+    if isinstance(metadata, str):
+        metadata = json.loads(metadata)
+    return MemoryRecord(
+        id=str(row["id"]), project=row["project"], category=row["category"], kind=row["kind"],
+        content=row["content"], confidence=row["confidence"], created_at=row["created_at"],
+        superseded_at=row["superseded_at"], fact_key=row["fact_key"],
+        source_ids=json.loads(row["source_ids"] or "[]"), metadata=metadata,
+    )
+
+
+def hit_from_record(record: MemoryRecord, score: float, strategy: str) -> Hit:
+    return Hit(
+        id=record.id, source="semantic", content=record.content, score=score, kind=record.kind,
+        category=record.category, key=record.fact_key, confidence=record.confidence,
+        created_at=record.created_at, superseded=record.superseded_at is not None,
+        rationale=record.metadata.get("rationale"), strategy=strategy, metadata=record.metadata,
+    )
+
+
+def rrf_fuse(lists: Sequence[Sequence[Hit]], k: int, strategy: str = "hybrid") -> list[Hit]:
+    """Reciprocal-rank fusion of ranked hit lists (deduplicated by id)."""
+    scores: dict[str, float] = {}
+    best: dict[str, Hit] = {}
+    for hits in lists:
+        for rank, hit in enumerate(hits):
+            scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (RRF_K + rank + 1)
+            best.setdefault(hit.id, hit)
+    order = sorted(scores, key=scores.__getitem__, reverse=True)[:k]
+    return [best[i].model_copy(update={"score": scores[i], "strategy": strategy}) for i in order]
+
+
+class SemanticStore:
+    """Semantic memory of one scope."""
+
+    def __init__(self, db: Database, scope: Scope, embeddings: Embeddings, vectorstore: Any) -> None:
+        self.db = db
+        self.scope = scope
+        self.embeddings = embeddings
+        self.vectorstore = vectorstore
+
+    async def add(self, content: str, **fields: Any) -> MemoryRecord:
+        """Embed and store one memory."""
+        ids = await self.add_many([NewMemory(content=content, **fields)])
+        record = await self.get(ids[0])
+        assert record is not None
+        return record
+
+    async def add_many(self, memories: Sequence[NewMemory], *, batch_size: int = 256) -> list[str]:
+        """Embed in batches and store; each batch commits atomically. Returns the new ids."""
+        for m in memories:
+            _check(m)
+        ids: list[str] = []
+        for start in range(0, len(memories), batch_size):
+            batch = memories[start:start + batch_size]
+            vectors = await self.embeddings.aembed_documents([m.content for m in batch])
+            async with self.db.connection() as conn, conn.transaction():
+                for memory, vector in zip(batch, vectors, strict=True):
+                    ids.append(await insert_row(conn, self.scope, memory, vector))
+        return ids
+
+    async def get(self, memory_id: str) -> MemoryRecord | None:
+        try:
+            uuid.UUID(str(memory_id))
+        except ValueError:
+            return None
+        async with self.db.connection() as conn:
+            row = await (await conn.execute(
+                f"SELECT {_COLUMNS} FROM {SEMANTIC_TABLE} WHERE id = %(id)s AND project = %(project)s "
+                "AND user_id = %(user_id)s", {**self.scope.params, "id": str(memory_id)},
+            )).fetchone()
+        return _record(row) if row else None
+
+    async def list(self, *, category: str | None = None, kind: str | None = None,
+                   include_superseded: bool = False, limit: int = 100) -> list[MemoryRecord]:
+        async with self.db.connection() as conn:
+            rows = await (await conn.execute(
+                f"SELECT {_COLUMNS} FROM {SEMANTIC_TABLE} WHERE project = %(project)s AND user_id = %(user_id)s "
+                "AND (%(category)s::text IS NULL OR category = %(category)s) "
+                "AND (%(kind)s::text IS NULL OR kind = %(kind)s) "
+                "AND (%(all)s OR superseded_at IS NULL) ORDER BY created_at DESC LIMIT %(limit)s",
+                {**self.scope.params, "category": category, "kind": kind, "all": include_superseded,
+                 "limit": limit},
+            )).fetchall()
+        return [_record(r) for r in rows]
+
+    def _filter(self, include_superseded: bool, category: str | None) -> dict[str, Any]:
+        clauses: list[dict[str, Any]] = [
+            {"project": {"$eq": self.scope.project}}, {"user_id": {"$eq": self.scope.user_id}},
+        ]
+        if not include_superseded:
+            clauses.append({"superseded_at": {"$exists": False}})
+        if category:
+            clauses.append({"category": {"$eq": category}})
+        return {"$and": clauses}
+
+    async def search(self, query: str, k: int = 10, *, include_superseded: bool = False,
+                     category: str | None = None, query_vector: Sequence[float] | None = None) -> list[Hit]:
+        """Dense similarity search (PGVectorStore, cosine); score = similarity in [-1, 1]."""
+        if query_vector is None:
+            query_vector = await self.embeddings.aembed_query(query)
+        docs = await self.vectorstore.asimilarity_search_with_score_by_vector(
+            list(query_vector), k=k, filter=self._filter(include_superseded, category)
+        )
+        hits = []
+        for doc, distance in docs:
+            meta = dict(doc.metadata)
+            row = {**meta, "id": doc.id, "content": doc.page_content,
+                   "metadata": {k2: v for k2, v in meta.items() if k2 not in _COLUMN_NAMES}}
+            hits.append(hit_from_record(_record(row), 1.0 - float(distance), "semantic"))
+        return hits
+
+    async def keyword_search(self, query: str, k: int = 10, *, include_superseded: bool = False,
+                             category: str | None = None) -> list[Hit]:
+        """Full-text search (English stemming + segmented Chinese), any query term may match."""
+        terms = query_terms(query)
+        if not terms:
+            return []
+        async with self.db.connection() as conn:
+            rows = await (await conn.execute(
+                f"SELECT {_COLUMNS}, ts_rank_cd(content_tsv, q, 1) AS rank "
+                f"FROM {SEMANTIC_TABLE}, to_tsquery('english', %(q)s) AS q "
+                "WHERE content_tsv @@ q AND project = %(project)s AND user_id = %(user_id)s "
+                "AND (%(all)s OR superseded_at IS NULL) AND (%(category)s::text IS NULL OR category = %(category)s) "
+                "ORDER BY rank DESC, created_at DESC LIMIT %(k)s",
+                {**self.scope.params, "q": or_tsquery(terms), "all": include_superseded, "category": category,
+                 "k": k},
+            )).fetchall()
+        return [hit_from_record(_record(r), float(r["rank"]), "keyword") for r in rows]
+
+    async def hybrid_search(self, query: str, k: int = 10, *, include_superseded: bool = False,
+                            category: str | None = None, query_vector: Sequence[float] | None = None) -> list[Hit]:
+        """Reciprocal-rank fusion of dense and keyword results."""
+        depth = max(k * 3, 30)
+        dense = await self.search(query, depth, include_superseded=include_superseded, category=category,
+                                  query_vector=query_vector)
+        sparse = await self.keyword_search(query, depth, include_superseded=include_superseded, category=category)
+        return rrf_fuse([dense, sparse], k)
+
+    async def supersede(self, memory_id: str, *, at: datetime | None = None) -> bool:
+        """Mark a memory superseded (it stays, ranked low, reachable by history queries)."""
+        async with self.db.connection() as conn:
+            cur = await conn.execute(
+                f"UPDATE {SEMANTIC_TABLE} SET superseded_at = %(at)s WHERE id = %(id)s AND project = %(project)s "
+                "AND user_id = %(user_id)s AND superseded_at IS NULL",
+                {**self.scope.params, "id": str(memory_id), "at": at or datetime.now(UTC)},
+            )
+            return cur.rowcount > 0
+
+    async def delete(self, memory_ids: Sequence[str]) -> int:
+        """Delete memories for real; returns how many were deleted in this scope."""
+        ids = []
+        for memory_id in memory_ids:
+            try:
+                ids.append(str(uuid.UUID(str(memory_id))))
+            except ValueError:
+                continue
+        if not ids:
+            return 0
+        async with self.db.connection() as conn:
+            cur = await conn.execute(
+                f"DELETE FROM {SEMANTIC_TABLE} WHERE id = ANY(%(ids)s::uuid[]) AND project = %(project)s "
+                "AND user_id = %(user_id)s", {**self.scope.params, "ids": ids},
+            )
+            return cur.rowcount
+
+    async def count(self) -> int:
+        async with self.db.connection() as conn:
+            row = await (await conn.execute(
+                f"SELECT count(*) AS n FROM {SEMANTIC_TABLE} WHERE project = %(project)s AND user_id = %(user_id)s",
+                self.scope.params,
+            )).fetchone()
+        return int(row["n"])

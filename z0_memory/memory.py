@@ -1,0 +1,166 @@
+"""``Z0Memory``: the one owner of z0-memory's shared resources and the entry point to its stores.
+
+    async with Z0Memory(Context(project="acme")) as memory:
+        acme = memory.scope()                      # stores bound to project "acme"
+        await acme.facts.put("acme:stack:backend_framework", "Hono")
+        hits = await acme.semantic.hybrid_search("which web framework?")
+
+It opens the database (embedded server or ``DATABASE_URL``), runs the idempotent ``setup()``, builds the
+providers, and closes everything in ``close()``. Nothing here is global: two instances are two owners.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+
+from z0_memory.stores.database import Database
+from z0_memory.stores.facts import FactStore
+from z0_memory.stores.pending import PendingStore
+from z0_memory.stores.rules import Rules, load_rules
+from z0_memory.stores.schema import (
+    SEMANTIC_METADATA_COLUMNS,
+    SEMANTIC_TABLE,
+    EmbeddingSpec,
+    setup,
+    stored_embedding,
+    write_embedding_meta,
+)
+from z0_memory.stores.scope import Scope
+from z0_memory.stores.semantic import SemanticStore, vector_literal
+from z0_memory.stores.session import async_checkpointer
+from z0_memory.config import Context
+from z0_memory.errors import DatabaseError
+from z0_memory.providers import Providers
+
+
+@dataclass(frozen=True)
+class ProjectMemory:
+    """The long-term stores of one scope."""
+
+    scope: Scope
+    facts: FactStore
+    semantic: SemanticStore
+    pending: PendingStore
+
+
+class Z0Memory:
+    """Owner of the database, the providers and the vector store; use as an async context manager."""
+
+    def __init__(self, context: Context | None = None, *, chat_models: dict[str, BaseChatModel] | None = None,
+                 embeddings: Embeddings | None = None, embedding_name: str | None = None) -> None:
+        self.context = context or Context()
+        self.providers = Providers(self.context, chat_models=dict(chat_models or {}), embeddings=embeddings,
+                                   embedding_name=embedding_name)
+        self.db = Database(self.context)
+        self.vectorstore: Any = None
+        self._embedding: EmbeddingSpec | None = None
+
+    @property
+    def is_open(self) -> bool:
+        return self.vectorstore is not None
+
+    async def open(self) -> Z0Memory:
+        if self.is_open:
+            return self
+        await self.db.open()
+        try:
+            dims = await self.providers.embedding_dims()
+            self._embedding = EmbeddingSpec(self.providers.embedding_name, dims)
+            await setup(self.db, self._embedding)
+            self.vectorstore = await self._vectorstore()
+        except BaseException:
+            await self.db.close()
+            raise
+        return self
+
+    async def _vectorstore(self) -> Any:
+        from langchain_postgres import PGVectorStore
+
+        return await PGVectorStore.create(
+            self.db.engine, self.providers.embeddings, SEMANTIC_TABLE, id_column="id", content_column="content",
+            embedding_column="embedding", metadata_json_column="metadata",
+            metadata_columns=[name for name, _, _ in SEMANTIC_METADATA_COLUMNS if name != "search_text"],
+        )
+
+    async def close(self) -> None:
+        self.vectorstore = None
+        await self.db.close()
+
+    async def __aenter__(self) -> Z0Memory:
+        return await self.open()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def _require_open(self) -> None:
+        if not self.is_open:
+            raise DatabaseError("Z0Memory is not open: use `async with Z0Memory(...) as memory` or await open()")
+
+    def scope(self, project: str | None = None, user_id: str | None = None) -> ProjectMemory:
+        """The stores bound to a project (default: the context's) and optional user."""
+        self._require_open()
+        scope = Scope(project or self.context.project, self.context.user_id if user_id is None else user_id)
+        emb = self.providers.embeddings
+        return ProjectMemory(
+            scope=scope,
+            facts=FactStore(self.db, scope, emb),
+            semantic=SemanticStore(self.db, scope, emb, self.vectorstore),
+            pending=PendingStore(self.db, scope, timedelta(days=float(self.context.pending_ttl_days))),
+        )
+
+    def checkpointer(self) -> Any:
+        """LangGraph's async Postgres checkpointer on this memory's database (sessions, layer 3)."""
+        self._require_open()
+        return async_checkpointer(self.db)
+
+    def rules(self, root: str | None = None) -> Rules:
+        """The rules (layer 1) under ``root`` (default: the context's rules_root)."""
+        return load_rules(root or self.context.rules_root, self.context.rules_files,
+                          max_bytes=int(self.context.rules_max_bytes))
+
+    async def reembed(self, *, batch_size: int = 256) -> int:
+        """Re-embed every semantic row with the configured model (after an embedding-model change).
+
+        New vectors are computed first; the column swap and index rebuild then happen in one transaction, so a
+        failure leaves the old vectors in place. Returns the number of rows re-embedded.
+        """
+        await self.db.open()
+        dims = await self.providers.embedding_dims()
+        spec = EmbeddingSpec(self.providers.embedding_name, dims)
+        async with self.db.connection() as conn:
+            rows = await (await conn.execute(f"SELECT id, content FROM {SEMANTIC_TABLE} ORDER BY id")).fetchall()
+        vectors: list[list[float]] = []
+        for start in range(0, len(rows), batch_size):
+            vectors += await self.providers.embeddings.aembed_documents(
+                [r["content"] for r in rows[start:start + batch_size]])
+        async with self.db.connection() as conn, conn.transaction():
+            await conn.execute(f"ALTER TABLE {SEMANTIC_TABLE} ADD COLUMN embedding_new vector({dims})")
+            for row, vector in zip(rows, vectors, strict=True):
+                await conn.execute(f"UPDATE {SEMANTIC_TABLE} SET embedding_new = %s::vector WHERE id = %s",
+                                   [vector_literal(vector), row["id"]])
+            await conn.execute(f"ALTER TABLE {SEMANTIC_TABLE} DROP COLUMN embedding")
+            await conn.execute(f"ALTER TABLE {SEMANTIC_TABLE} RENAME COLUMN embedding_new TO embedding")
+            await conn.execute(f"ALTER TABLE {SEMANTIC_TABLE} ALTER COLUMN embedding SET NOT NULL")
+            await conn.execute(
+                f"CREATE INDEX z0_memories_hnsw ON {SEMANTIC_TABLE} USING hnsw (embedding vector_cosine_ops)")
+            await write_embedding_meta(conn, spec)
+        return len(rows)
+
+    async def stored_embedding(self) -> EmbeddingSpec | None:
+        await self.db.open()
+        return await stored_embedding(self.db)
+
+
+def run_sync(coro: Any) -> Any:
+    """Run a coroutine from sync code (CLI); refuses inside a running event loop with a clear message."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    raise RuntimeError("run_sync() called inside an event loop: await the coroutine instead")

