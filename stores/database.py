@@ -62,9 +62,10 @@ def _redact(url: str) -> str:
 class Database:
     """Owns the connection pools (and the embedded server, when used) for one process."""
 
-    def __init__(self, context: Context, *, pool_max_size: int = 10) -> None:
+    def __init__(self, context: Context, *, pool_max_size: int = 10, open_timeout: float = 15.0) -> None:
         self.context = context
         self.pool_max_size = pool_max_size
+        self.open_timeout = open_timeout
         self.url: str | None = None
         self.embedded: EmbeddedPostgres | None = None
         self.pool: AsyncConnectionPool | None = None
@@ -102,10 +103,11 @@ class Database:
             check=AsyncConnectionPool.check_connection, name="z0-memory",
         )
         try:
-            await self.pool.open(wait=True, timeout=15)
+            await self.pool.open(wait=True, timeout=self.open_timeout)
         except PoolTimeout as exc:
             raise DatabaseError(
-                f"cannot connect to {self.description} within 15 s: check DATABASE_URL, that the server runs, "
+                f"cannot connect to {self.description} within {self.open_timeout:g} s: check DATABASE_URL, "
+                "that the server runs, "
                 "and that it accepts this user"
             ) from exc
 

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from z0_memory.stores.database import Database
 from z0_memory.stores.scope import Scope
 from z0_memory.schemas import Candidate, PendingItem, Provenance
-from z0_memory.text import content_terms
+from z0_memory.text import term_overlap
 
 SIMILAR_CONTENT = 0.6
 _COLUMNS = (
@@ -29,14 +29,6 @@ _COLUMNS = (
 class PendingWrite:
     action: Literal["created", "confirmed"]
     item: PendingItem
-
-
-def content_similarity(a: str, b: str) -> float:
-    """Jaccard overlap of content terms (bilingual), 0..1."""
-    ta, tb = set(content_terms(a)), set(content_terms(b))
-    if not ta or not tb:
-        return 0.0
-    return len(ta & tb) / len(ta | tb)
 
 
 def _item(row: dict[str, Any]) -> PendingItem:
@@ -82,7 +74,7 @@ class PendingStore:
     def _matches(self, item: PendingItem, candidate: Candidate) -> bool:
         if candidate.key and item.candidate.key:
             return candidate.key == item.candidate.key
-        return content_similarity(candidate.content, item.candidate.content) >= SIMILAR_CONTENT
+        return term_overlap(candidate.content, item.candidate.content) >= SIMILAR_CONTENT
 
     async def find(self, candidate: Candidate) -> PendingItem | None:
         """The waiting item a candidate matches (same key, else similar content), if any."""

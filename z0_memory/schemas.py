@@ -75,6 +75,8 @@ class MemoryKey(BaseModel):
             raise InvalidKeyError(
                 f"key {key[:60]!r} must have exactly three ':'-separated parts: project:category:entity"
             )
+        for name, part in zip(("project", "category", "entity"), parts, strict=True):
+            validate_segment(part, name)
         return cls(project=parts[0], category=parts[1], entity=parts[2])
 
     def __str__(self) -> str:

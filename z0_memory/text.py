@@ -109,3 +109,22 @@ def query_terms(text: str, *, limit: int = 32) -> list[str]:
 def or_tsquery(terms: list[str]) -> str:
     """``'a' | 'b'`` for ``to_tsquery``: an OR query, since plainto_tsquery's AND kills recall on questions."""
     return " | ".join(f"'{t}'" for t in terms)
+
+
+def light_stem(term: str) -> str:
+    """A crude English suffix stripper (prefers -> prefer, deployed -> deploy) for overlap measures."""
+    if not term.isascii() or len(term) <= 4:
+        return term
+    for suffix in ("ing", "ed", "es", "s"):
+        if term.endswith(suffix) and len(term) - len(suffix) >= 3:
+            return term[: -len(suffix)]
+    return term
+
+
+def term_overlap(a: str, b: str) -> float:
+    """Jaccard overlap of the stemmed content terms of two texts (bilingual), 0..1."""
+    ta = {light_stem(t) for t in content_terms(a)}
+    tb = {light_stem(t) for t in content_terms(b)}
+    if not ta or not tb:
+        return 0.0
+    return len(ta & tb) / len(ta | tb)

@@ -1,0 +1,93 @@
+"""Semantic memory on the real database: add, dense / keyword (English + Chinese) / hybrid search, filters,
+supersede and delete."""
+
+from __future__ import annotations
+
+import pytest
+
+from z0_memory.stores.semantic import NewMemory
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+MEMORIES = [
+    NewMemory("Alice prefers pnpm over npm for every package", category="tooling", kind="preference"),
+    NewMemory("The API is deployed on Fly.io in the Frankfurt region", category="deploy", kind="fact"),
+    NewMemory("我们决定使用 Supabase 作为主数据库", category="database", kind="decision"),
+    NewMemory("Bob likes to review pull requests in the morning", category="people", kind="preference"),
+    NewMemory("缓存层暂时不用 Redis，先用内存缓存", category="cache", kind="context"),
+]
+
+
+async def seeded(memory):
+    acme = memory.scope("acme")
+    ids = await acme.semantic.add_many(MEMORIES)
+    return acme, ids
+
+
+async def test_add_and_get_keep_metadata(memory):
+    acme = memory.scope("acme")
+    rec = await acme.semantic.add("Carol writes commit messages in English", category="people", kind="preference",
+                                  confidence=0.8, source_ids=["m7"], metadata={"speaker": "Carol"})
+    got = await acme.semantic.get(rec.id)
+    assert got == rec
+    assert (got.category, got.kind, got.confidence, got.source_ids, got.metadata["speaker"]) == (
+        "people", "preference", pytest.approx(0.8), ["m7"], "Carol")
+    assert got.superseded_at is None and got.created_at is not None
+
+
+async def test_dense_search_finds_paraphrases(memory):
+    acme, _ = await seeded(memory)
+    hits = await acme.semantic.search("where is the service hosted?", 2)
+    assert "Fly.io" in hits[0].content
+    assert hits[0].score > hits[1].score and hits[0].strategy == "semantic"
+
+
+async def test_keyword_search_english_and_chinese(memory):
+    acme, _ = await seeded(memory)
+    assert "Fly.io" in (await acme.semantic.keyword_search("deployed Frankfurt"))[0].content
+    zh = await acme.semantic.keyword_search("数据库用的是什么")
+    assert zh and "Supabase" in zh[0].content
+    assert "Redis" in (await acme.semantic.keyword_search("Redis 缓存"))[0].content
+    assert await acme.semantic.keyword_search("the of and") == []
+
+
+async def test_chinese_query_reaches_english_memory_through_dense_or_hybrid(memory):
+    acme, _ = await seeded(memory)
+    hits = await acme.semantic.hybrid_search("谁喜欢用 pnpm", 3)
+    assert any("pnpm" in h.content for h in hits)
+    assert all(h.strategy == "hybrid" for h in hits)
+
+
+async def test_category_filter_and_listing(memory):
+    acme, _ = await seeded(memory)
+    hits = await acme.semantic.search("preferences", 10, category="people")
+    assert [h.category for h in hits] == ["people"]
+    assert {r.kind for r in await acme.semantic.list(kind="preference")} == {"preference"}
+    assert len(await acme.semantic.list()) == len(MEMORIES)
+
+
+async def test_supersede_hides_unless_asked(memory):
+    acme, ids = await seeded(memory)
+    assert await acme.semantic.supersede(ids[4])
+    assert not await acme.semantic.supersede(ids[4])
+    assert all("Redis" not in h.content for h in await acme.semantic.hybrid_search("Redis cache", 10))
+    old = await acme.semantic.keyword_search("Redis", include_superseded=True)
+    assert old and old[0].superseded
+
+
+async def test_delete_is_for_real(memory):
+    acme, ids = await seeded(memory)
+    assert await acme.semantic.delete([ids[0], "not-a-uuid"]) == 1
+    assert await acme.semantic.get(ids[0]) is None
+    for search in (acme.semantic.search, acme.semantic.keyword_search, acme.semantic.hybrid_search):
+        assert all(h.id != ids[0] for h in await search("pnpm npm package", 10))
+    assert await acme.semantic.count() == len(MEMORIES) - 1
+
+
+@pytest.mark.parametrize("bad", [dict(content=""), dict(content="x", category="a b"),
+                                 dict(content="x", kind="rumour"), dict(content="x", confidence=1.5)])
+async def test_bad_memories_are_refused_and_nothing_is_written(memory, bad):
+    acme = memory.scope("acme")
+    with pytest.raises(ValueError):
+        await acme.semantic.add_many([NewMemory("fine memory"), NewMemory(**bad)])
+    assert await acme.semantic.count() == 0
