@@ -1,0 +1,88 @@
+"""Fuse the hits of every round of the retrieval loop into one ranked, de-duplicated list.
+
+Each round searched a different query, so its scores are on its own scale (BM25, cosine, RRF...): only ranks are
+comparable. A hit's fused score is
+
+    score(h) = sum over rounds r where h appears at rank i (1-based) of  w_r / (K + i)      (reciprocal-rank fusion)
+             + BETA * overlap(h, question) / (K + 1)
+
+* ``K`` = :data:`RRF_K` is small, so each round's top few hits stay near the top: a later round, which searched for
+  what was missing (the second hop of a multi-hop question), gets its best hits into the final top 10 rather than
+  being drowned by hits that recur in every round.
+* ``w_r`` is 1 for the first round (the user's own question) and :data:`LATER_ROUND_WEIGHT` for later rounds.
+* ``overlap`` in [0, 1] re-scores every hit against the *original question* (not the round's rewritten query): the
+  share of the question's entities found in the hit (text, key or ``metadata['speaker']``) and of its focus terms,
+  each term weighted by its rarity among the pooled hits (``log(1 + N / df)``), so a generic word shared by every
+  hit counts little. This pulls drifted rewrites back towards the question.
+
+Duplicates (same ``id``) are merged: the copy with the best original score is kept and returned with the fused
+score in ``score``; its original score and the rounds that found it are kept in ``metadata['raw_score']`` and
+``metadata['rounds']`` (1-based). Ties break on first appearance, so the function is deterministic.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from z0_memory.offline.judge import QuestionAnalysis, analyze_question, entity_in, hit_stems
+from z0_memory.schemas import Hit
+
+RRF_K = 5
+LATER_ROUND_WEIGHT = 1.0
+BETA = 2.0
+SPEAKER_WEIGHT = 2.0
+
+
+def _overlap_scorer(qa: QuestionAnalysis, hits: Sequence[Hit]):
+    stems = {h.id: hit_stems(h) for h in hits}
+    n = max(1, len(stems))
+    df = {s: sum(1 for st in stems.values() if s in st) for s in qa.focus}
+    weights = {s: math.log(1 + n / max(1, d)) for s, d in df.items()}
+    total = sum(weights.values())
+
+    def overlap(hit: Hit) -> float:
+        st = stems[hit.id]
+        term_part = sum(w for s, w in weights.items() if s in st) / total if total else 0.0
+        if not qa.entities:
+            return term_part
+        speaker = str(hit.metadata.get("speaker") or "").casefold()
+        entity_part = sum(
+            SPEAKER_WEIGHT if speaker and e.casefold() == speaker else float(entity_in(e, hit, st)) for e in qa.entities
+        ) / len(qa.entities)
+        return 0.5 * entity_part + 0.5 * term_part if total else entity_part
+
+    return overlap
+
+
+def fuse_rounds(rounds: Sequence[Sequence[Hit]], question: str) -> list[Hit]:
+    """Merge the ranked hits of all rounds into one list, best first (see the module docstring)."""
+    best: dict[str, Hit] = {}
+    fused: dict[str, float] = {}
+    found_in: dict[str, list[int]] = {}
+    for r, hits in enumerate(rounds):
+        weight = 1.0 if r == 0 else LATER_ROUND_WEIGHT
+        seen_this_round: set[str] = set()
+        for rank, hit in enumerate(hits, start=1):
+            if hit.id in seen_this_round:
+                continue
+            seen_this_round.add(hit.id)
+            fused[hit.id] = fused.get(hit.id, 0.0) + weight / (RRF_K + rank)
+            found_in.setdefault(hit.id, []).append(r + 1)
+            if hit.id not in best or hit.score > best[hit.id].score:
+                best[hit.id] = hit
+    if not best:
+        return []
+    overlap = _overlap_scorer(analyze_question(question), list(best.values()))
+    for hid, hit in best.items():
+        fused[hid] += BETA * overlap(hit) / (RRF_K + 1)
+    order = sorted(best, key=lambda hid: -fused[hid])  # stable: ties keep first appearance
+    return [
+        best[hid].model_copy(
+            update={
+                "score": fused[hid],
+                "metadata": {**best[hid].metadata, "raw_score": best[hid].score, "rounds": found_in[hid]},
+            }
+        )
+        for hid in order
+    ]

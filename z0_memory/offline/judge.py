@@ -1,0 +1,440 @@
+"""A sceptical, deterministic judge of retrieved evidence (no LLM).
+
+Algorithm
+---------
+1. **Analyse the question** (:func:`analyze_question`):
+
+   * *focus terms*: :func:`z0_memory.text.content_terms` minus question fillers ("kind", "type", "thing", 哪些 ...),
+     compared after a light English stemmer (:func:`stem`), so "desserts" matches "dessert";
+   * *entities*: capitalised words and runs of them ("Lord of the Rings" style runs are kept apart word by word),
+     quoted phrases, ``project:category:entity`` keys, and CJK person/place/organisation names (jieba POS tags
+     ``nr``/``ns``/``nt``/``nz``);
+   * *needs*, from cue words in English and Chinese: ``date`` (when / what year / 何时 / 什么时候 ...),
+     ``rationale`` (why / what motivated / 为什么 ...), ``number`` (how many / how much / how long / 多少 / 几),
+     ``person`` (who / 谁), ``place`` (where / 哪里), ``value`` (what / which / 什么 / 哪个);
+   * *shape*: ``list`` (plural nouns after what/which, "all", "how many times", 哪些, 都 ...) and
+     ``compare`` (both, and between two entities, than, same, different, 比, 相比 ...).
+
+2. **Score each of the top hits** (the first :data:`TOP_K`, after dropping hits below ``min_score``) by the share
+   of focus terms it contains; entities count when they appear in the text, the key, or the hit's
+   ``metadata['speaker']``. A hit is *relevant* when it covers every entity it could (at least one entity when the
+   question names any) and at least half of the focus terms (one term for short questions).
+
+3. **Decide.** Evidence is sufficient only when all of these hold:
+
+   * every entity is covered by some top hit, and the top hits together cover >= 60% of the focus terms;
+   * some relevant hit exists, and each *need* is met by a relevant hit: a date in its text (month names, years,
+     weekdays, "yesterday", "last week", 2023-05-01, 5月 ...) or a ``metadata['session_date']``; a rationale
+     (``hit.rationale``, or because / since / so that / reason / 因为 / 为了 ...); a number (digits or number
+     words); a person (a capitalised name not in the question); a place (a capitalised word or "in/at the ...");
+     a concrete value (at least two content terms the question does not contain);
+   * for ``compare`` questions with several entities, each entity has its own relevant hit;
+   * for ``list`` questions, at least two distinct relevant hits, and never on round 1: a list is not declared
+     complete on the first query's results, one exploratory round is always made.
+
+   Otherwise ``missing`` names what is uncovered (``entities: ...; terms: ...; aspects: ...``) and ``reason`` says
+   which test failed.
+
+4. **Advise.** ``next_query`` focuses on the gap: the entities plus the missing terms, or the entities plus the
+   focus terms plus an expansion of the missing aspect (date -> "date"; rationale -> "because reason";
+   number -> "how many number"; Chinese: 日期 / 因为 原因 / 多少). It is ``None`` when that query was already tried
+   (case and whitespace ignored) or when the gap is only "more items for a list" (the rewriter's pseudo-relevance
+   feedback explores better). ``next_strategy`` switches: a key in the question -> ``kv_exact``; missing rare
+   tokens (names, numbers, quoted phrases) after semantic/hybrid search -> ``keyword``; missing ordinary terms
+   (likely a paraphrase) after keyword search -> ``semantic``; after keyword-only search with rare tokens still
+   missing -> ``hybrid``.
+
+``round`` is 1-based: the round whose evidence is judged. On the last round the verdict is just as strict (the
+loop's guard, not the judge, ends the run) and the reason says so.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from z0_memory.schemas import Hit, StrategyName, Verdict
+from z0_memory.text import STOPWORDS, content_terms, contains_cjk, tokens
+
+TOP_K = 5
+LIST_FAILURE = "a list question needs two or more relevant hits and at least one exploratory round"
+TERM_COVERAGE = 0.6
+HIT_COVERAGE = 0.5
+
+_SEG = r"[^\W_][\w.\-]*"
+KEY_RE = re.compile(rf"(?<![\w.\-:])({_SEG}:{_SEG}:{_SEG})(?![\w:])", re.UNICODE)
+
+_FILLERS = frozenset(
+    """kind kinds type types sort sorts thing things something anything way ways many much long often time
+    recently ever currently usually exactly specifically name named tell know think describe mention mentioned
+    happen happened say said go going make made 哪些 哪个 哪种 什么样 多少 多久 几 时候 何时 谁 哪里 哪儿
+    时间 请问 知道 一下""".split()
+)
+_QUESTION_WORDS = frozenset(
+    """what when where which who whom whose why how did does do is are was were has have had can could would should
+    will may might shall am be""".split()
+)
+
+_NEED_PATTERNS: dict[str, re.Pattern[str]] = {
+    "date": re.compile(
+        r"\bwhen\b|\bwhat (?:date|time|year|month|day|week)\b|\bwhich (?:date|year|month|day|week)\b"
+        r"|\bhow long ago\b|\bwhat period\b|何时|什么时候|哪天|哪一天|哪年|哪一年|几月|几号|几点|日期|哪个月",
+        re.IGNORECASE,
+    ),
+    "rationale": re.compile(
+        r"\bwhy\b|\bwhat (?:made|motivated|inspired|caused|led|prompted|drove)\b|\breasons?\b|\bhow come\b"
+        r"|为什么|为何|为啥|原因|理由|怎么会|动机",
+        re.IGNORECASE,
+    ),
+    "number": re.compile(r"\bhow (?:many|much|often|long)\b|\bnumber of\b|多少|几个|几次|几年|几天|多久|多长", re.IGNORECASE),
+    "person": re.compile(r"\bwho(?:m|se)?\b|谁", re.IGNORECASE),
+    "place": re.compile(r"\bwhere\b|哪里|哪儿|在哪|什么地方", re.IGNORECASE),
+    "value": re.compile(r"\bwhat\b|\bwhich\b|什么|哪个|哪些|哪种", re.IGNORECASE),
+}
+_LIST_CUES = re.compile(
+    r"\b(?:all|every|each|list|various|several|some|ways|things|activities|hobbies|places|items|types|kinds)\b"
+    r"|\bhow many times\b|\b(?:what|which)\s+(?!(?:does|is|was|has|this|his|its|yes)\b)\w+[^s\W]s\b"
+    r"|哪些|都|所有|几次|分别|各",
+    re.IGNORECASE,
+)
+_COMPARE_CUES = re.compile(
+    r"\b(?:both|compare[ds]?|than|same|different|difference|similar|in common|share[ds]?|each other|together)\b"
+    r"|比|相比|区别|不同|一样|共同|都",
+    re.IGNORECASE,
+)
+
+_MONTHS = (
+    "january|february|march|april|may|june|july|august|september|october|november|december"
+    "|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec"
+)
+_DATE_RE = re.compile(
+    rf"\b(?:{_MONTHS})\b\.?\s*\d{{0,4}}|\b(?:19|20)\d{{2}}\b|\b\d{{1,4}}[-/.]\d{{1,2}}(?:[-/.]\d{{1,4}})?\b"
+    r"|\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|yesterday|today|tomorrow|tonight)\b"
+    r"|\b(?:last|next|this|past)\s+(?:week|month|year|summer|winter|spring|fall|autumn|weekend|night)\b"
+    r"|\b\d+\s+(?:days?|weeks?|months?|years?)\s+ago\b|\bago\b|\brecently\b|\blately\b"
+    r"|\d{1,4}\s*[年月日号]|[一二三四五六七八九十两]+\s*[月号]|昨天|今天|明天|前天|上周|下周|上个月|下个月|去年|今年|明年|周[一二三四五六日末]|星期",
+    re.IGNORECASE,
+)
+_RATIONALE_RE = re.compile(
+    r"\b(?:because|since|so that|so i|so we|reason|reasons|due to|in order to|as a result|that's why|thats why"
+    r"|therefore|thanks to|motivat\w*|inspir\w*|caus\w*|led me|made me|wanted to|helps? me|for the sake)\b"
+    r"|因为|由于|为了|所以|原因|因此|理由|出于|于是|导致",
+    re.IGNORECASE,
+)
+_NUMBER_WORDS = (
+    "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|twenty|thirty"
+    "|forty|fifty|hundred|thousand|once|twice|thrice|dozen|couple|first|second|third|fourth|fifth|several"
+)
+_NUMBER_RE = re.compile(rf"\d|\b(?:{_NUMBER_WORDS})\b|[一二三四五六七八九十两百千万几]", re.IGNORECASE)
+_PLACE_RE = re.compile(r"\b(?:in|at|to|from|near|visited|visit)\s+(?:the\s+)?[A-Za-z]|在|去|到", re.IGNORECASE)
+_CAPITALISED = re.compile(r"(?<![\w'’])[A-Z][\w’'\-]*")
+_QUOTED = re.compile(r"[\"“”‘«「『]([^\"“”«»「」『』]{2,60})[\"“”’»」』]")
+
+ASPECT_EXPANSIONS: dict[str, tuple[str, str]] = {
+    "date": ("date", "日期 时间"),
+    "rationale": ("because reason", "因为 原因"),
+    "number": ("how many number", "多少 数量"),
+    "person": ("who name", "谁 名字"),
+    "place": ("where place", "地方 哪里"),
+    "value": ("", ""),
+}
+
+_SUFFIXES = ("ational", "iveness", "fulness", "ousness", "ization", "ingly", "ation", "ement", "ments", "ness",
+             "ment", "ings", "ing", "edly", "ies", "ied", "ers", "ed", "es", "er", "ly", "s")
+
+
+def stem(token: str) -> str:
+    """A light, deterministic English stemmer (CJK and short tokens are returned unchanged)."""
+    tok = token.lower().replace("’", "'")
+    if tok.endswith("'s"):
+        tok = tok[:-2]
+    if contains_cjk(tok) or len(tok) <= 3 or not tok.isalpha():
+        return tok
+    for suffix in _SUFFIXES:
+        if tok.endswith(suffix) and len(tok) - len(suffix) >= 3:
+            base = tok[: -len(suffix)]
+            if suffix in ("ies", "ied"):
+                return base + "y"
+            if suffix == "s" and tok.endswith(("ss", "us", "is")):
+                return tok
+            if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "lsz":
+                base = base[:-1]
+            return base
+    return tok
+
+
+def norm_query(query: str) -> str:
+    """How queries are compared for repetition: NFKC, case-folded, whitespace collapsed, end punctuation dropped."""
+    text = unicodedata.normalize("NFKC", query).casefold()
+    return " ".join(text.split()).strip(" ?!.。？！,，;；")
+
+
+def literal_keys(text: str) -> list[str]:
+    return [m.group(1) for m in KEY_RE.finditer(text)]
+
+
+@dataclass(frozen=True)
+class QuestionAnalysis:
+    """What a question asks for, as the judge, the rewriter and the fusion see it."""
+
+    question: str
+    terms: tuple[str, ...]
+    stems: tuple[str, ...]
+    entities: tuple[str, ...]
+    needs: tuple[str, ...]
+    is_list: bool
+    is_compare: bool
+    chinese: bool
+    keys: tuple[str, ...] = field(default=())
+
+    @property
+    def entity_stems(self) -> frozenset[str]:
+        return frozenset(stem(t) for e in self.entities for t in tokens(e))
+
+    @property
+    def focus(self) -> tuple[str, ...]:
+        """Focus terms (stemmed) that are not entity words."""
+        ent = self.entity_stems
+        return tuple(s for s in self.stems if s not in ent)
+
+
+def _entities(question: str) -> list[str]:
+    found: list[str] = [m.group(1).strip() for m in _QUOTED.finditer(question)]
+    found += literal_keys(question)
+    for match in _CAPITALISED.finditer(question):
+        word = re.sub(r"['’]s$", "", match.group(0)).strip("-'’")
+        if word and word.lower() not in _QUESTION_WORDS and word.lower() not in STOPWORDS:
+            found.append(word)
+    if contains_cjk(question):
+        found += _cjk_names(question)
+    return list(dict.fromkeys(e for e in found if e))
+
+
+def _cjk_names(question: str) -> list[str]:
+    import jieba.posseg as posseg  # jieba is initialised lazily by z0_memory.text; posseg shares its dictionary
+
+    return [w.word for w in posseg.lcut(question) if w.flag in {"nr", "ns", "nt", "nz", "nrt"} and len(w.word) > 1]
+
+
+def analyze_question(question: str) -> QuestionAnalysis:
+    """Split a question into focus terms, entities, needs and shape (see the module docstring)."""
+    terms = [t for t in content_terms(question) if t not in _FILLERS and stem(t) not in _FILLERS]
+    stems = list(dict.fromkeys(stem(t) for t in terms))
+    entities = _entities(question)
+    needs = [name for name, pattern in _NEED_PATTERNS.items() if pattern.search(question)]
+    if len(needs) > 1 and "value" in needs:
+        needs.remove("value")
+    compare = bool(_COMPARE_CUES.search(question)) or (len(entities) >= 2 and bool(re.search(r"\band\b", question)))
+    return QuestionAnalysis(
+        question=question,
+        terms=tuple(terms),
+        stems=tuple(stems),
+        entities=tuple(entities),
+        needs=tuple(needs),
+        is_list=bool(_LIST_CUES.search(question)),
+        is_compare=compare and len(entities) >= 2,
+        chinese=contains_cjk(question),
+        keys=tuple(literal_keys(question)),
+    )
+
+
+def hit_text(hit: Hit) -> str:
+    """The text a hit is judged on: its content, key, rationale and speaker."""
+    parts = [hit.content, hit.key or "", hit.rationale or "", str(hit.metadata.get("speaker") or "")]
+    return " ".join(p for p in parts if p)
+
+
+def hit_stems(hit: Hit) -> frozenset[str]:
+    return frozenset(stem(t) for t in tokens(hit_text(hit)))
+
+
+def entity_in(entity: str, hit: Hit, stems_: frozenset[str]) -> bool:
+    text = hit_text(hit)
+    if contains_cjk(entity) or ":" in entity:
+        return entity.lower() in text.lower()
+    words = [stem(t) for t in tokens(entity)]
+    return bool(words) and all(w in stems_ for w in words)
+
+
+@dataclass
+class _HitView:
+    hit: Hit
+    stems: frozenset[str]
+    entities: frozenset[str]
+    focus_covered: frozenset[str]
+    relevant: bool
+
+
+def _view(hit: Hit, qa: QuestionAnalysis) -> _HitView:
+    stems_ = hit_stems(hit)
+    entities = frozenset(e for e in qa.entities if entity_in(e, hit, stems_))
+    focus = frozenset(s for s in qa.focus if s in stems_ or (contains_cjk(s) and s in hit.content))
+    need_terms = max(1, math.ceil(HIT_COVERAGE * len(qa.focus))) if len(qa.focus) > 2 else min(1, len(qa.focus))
+    relevant = (not qa.entities or bool(entities)) and len(focus) >= need_terms
+    return _HitView(hit, stems_, entities, focus, relevant)
+
+
+def _meets(need: str, view: _HitView, qa: QuestionAnalysis) -> bool:
+    hit = view.hit
+    text = hit.content
+    if need == "date":
+        return bool(hit.metadata.get("session_date")) or bool(_DATE_RE.search(text))
+    if need == "rationale":
+        return bool(hit.rationale) or bool(_RATIONALE_RE.search(text))
+    if need == "number":
+        return bool(_NUMBER_RE.search(text))
+    if need == "person":
+        names = {m.group(0).strip("'’") for m in _CAPITALISED.finditer(text)} - set(qa.entities)
+        return any(n.lower() not in STOPWORDS and n.lower() not in _QUESTION_WORDS for n in names) or (
+            contains_cjk(text) and bool(_cjk_names(text))
+        )
+    if need == "place":
+        return bool(_PLACE_RE.search(text)) or any(
+            m.group(0) not in qa.entities and m.start() > 0 for m in _CAPITALISED.finditer(text)
+        )
+    novel = {s for s in view.stems if s not in qa.stems and s not in STOPWORDS and len(s) > 2}
+    return len(novel) >= 2
+
+
+def _rounded_hits(hits: Sequence[Hit], min_score: float | None) -> list[Hit]:
+    kept = [h for h in hits if min_score is None or h.score >= min_score]
+    return kept[:TOP_K]
+
+
+def _strategy_advice(qa: QuestionAnalysis, hits: Sequence[Hit], missing_entities: list[str],
+                     missing_terms: list[str]) -> StrategyName | None:
+    if qa.keys:
+        return "kv_exact"
+    used = {h.strategy for h in hits if h.strategy}
+    rare = any(re.search(r"\d", t) for t in missing_terms) or bool(missing_entities)
+    only_keyword = used == {"keyword"}
+    if rare and not only_keyword:
+        return "keyword"
+    if rare and only_keyword:
+        return "hybrid"
+    if missing_terms and only_keyword:
+        return "semantic"
+    if missing_terms and used == {"semantic"}:
+        return "hybrid"
+    return None
+
+
+def focus_query(qa: QuestionAnalysis, missing_terms: Sequence[str], aspects: Sequence[str]) -> str:
+    """Entities plus the missing terms (or all the focus terms) plus expansions of the missing aspects."""
+    words: list[str] = list(qa.entities)
+    words += list(missing_terms) if missing_terms else list(t for t in qa.terms if stem(t) in qa.focus)
+    for aspect in aspects:
+        english, chinese = ASPECT_EXPANSIONS.get(aspect, ("", ""))
+        words.append(chinese if qa.chinese else english)
+    return " ".join(dict.fromkeys(w for w in words if w)).strip()
+
+
+def judge(
+    question: str,
+    hits: Sequence[Hit],
+    *,
+    round: int,
+    max_rounds: int,
+    queries_tried: Sequence[str],
+    min_score: float | None = None,
+) -> Verdict:
+    """Judge whether the (accumulated, ranked) ``hits`` answer ``question``; see the module docstring."""
+    qa = analyze_question(question)
+    top = _rounded_hits(hits, min_score)
+    if not top:
+        return Verdict(
+            sufficient=False,
+            missing="any evidence",
+            reason="No hit passed the score threshold." if hits else "The search returned nothing.",
+            next_query=_new_or_none(focus_query(qa, (), ()) or None, queries_tried),
+            next_strategy=_strategy_advice(qa, hits, list(qa.entities), list(qa.terms)) or "hybrid",
+        )
+    views = [_view(h, qa) for h in top]
+    failures, missing_entities, missing_terms, aspects = _check(qa, views, round)
+    last = " This was the last round." if round >= max_rounds else ""
+    if not failures:
+        n_rel = sum(v.relevant for v in views)
+        return Verdict(
+            sufficient=True,
+            reason=f"The top {len(top)} hits cover every entity and {_coverage(qa, views):.0%} of the question's "
+            f"terms, and {n_rel} relevant hit(s) carry what it asks for ({', '.join(qa.needs) or 'a match'}).",
+        )
+    missing = "; ".join(
+        part
+        for part in (
+            f"entities: {', '.join(missing_entities)}" if missing_entities else "",
+            f"terms: {', '.join(missing_terms)}" if missing_terms else "",
+            f"aspects: {', '.join(aspects)}" if aspects else "",
+        )
+        if part
+    )
+    only_more_items = failures == [LIST_FAILURE]
+    proposal = None if only_more_items else focus_query(qa, missing_terms, [a for a in aspects if a in qa.needs])
+    return Verdict(
+        sufficient=False,
+        missing=missing or "more evidence",
+        reason=_sentence("; ".join(failures)) + last,
+        next_query=_new_or_none(proposal, queries_tried),
+        next_strategy=_strategy_advice(qa, top, missing_entities, missing_terms),
+    )
+
+
+def _coverage(qa: QuestionAnalysis, views: Sequence[_HitView]) -> float:
+    if not qa.focus:
+        return 1.0
+    covered = set().union(*(v.focus_covered for v in views))
+    return len(covered) / len(qa.focus)
+
+
+def _check(qa: QuestionAnalysis, views: Sequence[_HitView], round: int) -> tuple[list[str], list[str], list[str], list[str]]:
+    failures: list[str] = []
+    seen_entities = set().union(*(v.entities for v in views))
+    missing_entities = [e for e in qa.entities if e not in seen_entities]
+    if missing_entities:
+        failures.append(f"no top hit mentions {', '.join(missing_entities)}")
+    covered = set().union(*(v.focus_covered for v in views))
+    missing_terms = [t for t in qa.terms if stem(t) in qa.focus and stem(t) not in covered]
+    if _coverage(qa, views) < TERM_COVERAGE:
+        failures.append(f"the top hits cover only {_coverage(qa, views):.0%} of the question's terms")
+    relevant = [v for v in views if v.relevant]
+    aspects: list[str] = []
+    if not relevant:
+        failures.append("no single hit matches the question well enough")
+    for need in qa.needs:
+        if not any(_meets(need, v, qa) for v in relevant):
+            aspects.append(need)
+    if aspects:
+        failures.append(f"no relevant hit gives {', '.join(_ASPECT_NAMES[a] for a in aspects)}")
+    if qa.is_compare:
+        alone = [e for e in qa.entities if not any(e in v.entities and v.relevant for v in views)]
+        if alone and not missing_entities:
+            failures.append(f"no relevant hit covers the part about {', '.join(alone)}")
+            aspects += [f"part about {e}" for e in alone]
+    if qa.is_list and not failures and (len(relevant) < 2 or round < 2):
+        failures.append(LIST_FAILURE)
+        aspects.append("more items for a list question")
+    return failures, missing_entities, missing_terms, aspects
+
+
+_ASPECT_NAMES = {
+    "date": "a date",
+    "rationale": "a rationale (because / reason)",
+    "number": "a number",
+    "person": "a person's name",
+    "place": "a place",
+    "value": "a concrete value",
+}
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + "."
+
+
+def _new_or_none(query: str | None, queries_tried: Sequence[str]) -> str | None:
+    if not query:
+        return None
+    tried = {norm_query(q) for q in queries_tried}
+    return None if norm_query(query) in tried else query

@@ -1,0 +1,205 @@
+"""Rewrite the query for the next round of the retrieval loop, deterministically.
+
+Candidates are tried in order; the first one that is new wins (queries are compared after
+:func:`z0_memory.offline.judge.norm_query`: NFKC, case-folded, whitespace collapsed, end punctuation dropped):
+
+1. the judge's ``next_query``;
+2. for list and multi-part questions, **pseudo-relevance feedback** first (the second hop is what they lack):
+   the question's entities and focus terms plus the most salient new terms of the top hits that mention a
+   question entity or focus term (terms frequent in those hits, rare in the rest, not yet used by any tried
+   query); then a second-hop query of the entities and those terms alone;
+3. the **missing terms** named by the verdict, with the entities;
+4. the entities and focus terms plus **aspect expansions** for what the question needs (why -> "because reason",
+   when -> "date", how many -> "how many number"; Chinese: 因为 原因 / 日期 时间 / 多少 数量);
+5. for other questions, the pseudo-relevance-feedback queries of step 2;
+6. the focus terms without the entities (entity names occur everywhere in a person's memories);
+7. **entity-only** queries: all entities, then each one alone, then pairs in reverse order;
+8. **last resort** (always new): the question's content terms (or the question, or "memory") rotated one word
+   at a time; if every rotation was tried, ``"<terms> variant N"`` with the smallest N >= 2 that is new. Because
+   ``queries_tried`` is finite, some N is always new, so the function never repeats a query.
+
+Strategies: the verdict's ``next_strategy`` when given (``kv_exact`` keeps ``hybrid`` as a backstop); otherwise
+the last round's search strategies without the KV ones (a KV lookup does not change with the query), or
+``hybrid`` when none is left.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterator, Sequence
+
+from z0_memory.offline.judge import (
+    ASPECT_EXPANSIONS,
+    QuestionAnalysis,
+    analyze_question,
+    entity_in,
+    hit_stems,
+    norm_query,
+    stem,
+)
+from z0_memory.schemas import STRATEGIES, Hit, StrategyName, Verdict
+from z0_memory.text import STOPWORDS, content_terms, contains_cjk, tokens
+
+PRF_HITS = 5
+PRF_TERMS = 3
+_SEARCH_STRATEGIES = ("semantic", "keyword", "hybrid")
+# Conversational filler: frequent in chat turns, useless as feedback terms.
+_CHATTER = frozenset(
+    """thanks thank great awesome amazing wow cool nice glad love lovely sounds sound totally definitely really
+    appreciate appreciated hope hey hi hello yeah yes super pretty lot lots much good well bye take care
+    see seems seem look looks looking feel feels felt think thought know knew want wanted make made going
+    sure happy fun things thing stuff way ways time times day days able huh also still even let lets maybe
+    kind keep kept find found got get gets getting""".split()
+)
+_MISSING_TERMS = re.compile(r"terms:\s*([^;]+)")
+
+
+_CHATTER_STEMS = frozenset(stem(w) for w in _CHATTER)
+
+
+def _missing_terms(verdict: Verdict) -> list[str]:
+    match = _MISSING_TERMS.search(verdict.missing or "")
+    return [t.strip() for t in match.group(1).split(",") if t.strip()] if match else []
+
+
+def _join(words: Sequence[str]) -> str:
+    return " ".join(dict.fromkeys(w.strip() for w in words if w and w.strip()))
+
+
+def _focus_words(qa: QuestionAnalysis) -> list[str]:
+    return [t for t in qa.terms if stem(t) in qa.focus]
+
+
+def _tried_stems(queries_tried: Sequence[str]) -> set[str]:
+    return {stem(t) for q in queries_tried for t in tokens(q)}
+
+
+def salient_terms(qa: QuestionAnalysis, hits: Sequence[Hit], queries_tried: Sequence[str], n: int = PRF_TERMS) -> list[str]:
+    """Terms of the top hits that co-occur with the question's entities or focus terms, best first.
+
+    A term scores ``tf_in_anchored_hits * log(1 + N / df_in_all_hits)``, where anchored hits are the first
+    :data:`PRF_HITS` hits mentioning an entity or a focus term; terms of the question or of any tried query,
+    stop words, and one-letter tokens are skipped. Ties break alphabetically.
+    """
+    speakers = {stem(t) for h in hits for t in tokens(str(h.metadata.get("speaker") or ""))}
+    used = set(qa.stems) | qa.entity_stems | _tried_stems(queries_tried) | speakers | _CHATTER_STEMS
+    anchored = [h for h in hits if _anchored(qa, h)][:PRF_HITS]
+    if not anchored:
+        return []
+    pool = list(hits)
+    df = Counter(s for h in pool for s in {stem(t) for t in content_terms(h.content)})
+    tf: Counter[str] = Counter()
+    surface: dict[str, str] = {}
+    for hit in anchored:
+        for term in content_terms(hit.content):
+            s = stem(term)
+            if s in used or _nickname(s, speakers) or term in STOPWORDS or (len(term) < 4 and not contains_cjk(term)) or term.isdigit():
+                continue
+            tf[s] += 1
+            surface.setdefault(s, term)
+    scored = sorted(tf, key=lambda s: (-tf[s] * math.log(1 + len(pool) / df.get(s, 1)), s))
+    return [surface[s] for s in scored[:n]]
+
+
+def _nickname(term: str, speakers: set[str]) -> bool:
+    """A shortened speaker name ("Mel" for Melanie) is no better a feedback term than the name itself."""
+    return any(name.startswith(term) for name in speakers if len(term) >= 2)
+
+
+def _anchored(qa: QuestionAnalysis, hit: Hit) -> bool:
+    stems_ = hit_stems(hit)
+    return any(entity_in(e, hit, stems_) for e in qa.entities) or any(s in stems_ for s in qa.focus)
+
+
+def _prf_queries(qa: QuestionAnalysis, hits: Sequence[Hit], queries_tried: Sequence[str]) -> Iterator[tuple[str, str]]:
+    extra = salient_terms(qa, hits, queries_tried)
+    if extra:
+        yield _join([*qa.entities, *_focus_words(qa), *extra]), f"pseudo-relevance feedback added {', '.join(extra)}"
+        yield _join([*qa.entities, *extra]), f"second hop: the entities with {', '.join(extra)} from the top hits"
+
+
+def _aspect_query(qa: QuestionAnalysis) -> str:
+    expansions = [ASPECT_EXPANSIONS[n][1 if qa.chinese else 0] for n in qa.needs if n in ASPECT_EXPANSIONS]
+    return _join([*qa.entities, *_focus_words(qa), *expansions]) if any(expansions) else ""
+
+
+def _entity_queries(qa: QuestionAnalysis) -> Iterator[tuple[str, str]]:
+    entities = list(qa.entities)
+    if entities:
+        yield _join(entities), "the question's entities alone"
+    if len(entities) > 1:
+        for entity in entities:
+            yield entity, f"the entity {entity} alone"
+        for i in range(len(entities)):
+            for j in range(len(entities) - 1, i, -1):
+                yield _join([entities[j], entities[i]]), "a pair of the question's entities"
+
+
+def _candidates(
+    question: str, qa: QuestionAnalysis, verdict: Verdict, queries_tried: Sequence[str], hits: Sequence[Hit]
+) -> Iterator[tuple[str, str]]:
+    if verdict.next_query:
+        yield verdict.next_query, "the judge's proposal"
+    multi = qa.is_list or qa.is_compare
+    if multi:
+        yield from _prf_queries(qa, hits, queries_tried)
+    missing = _missing_terms(verdict)
+    if missing:
+        yield _join([*qa.entities, *missing]), f"the missing terms {', '.join(missing)}"
+    aspect = _aspect_query(qa)
+    if aspect:
+        yield aspect, f"expanded for the needed aspect ({', '.join(qa.needs)})"
+    if not multi:
+        yield from _prf_queries(qa, hits, queries_tried)
+    focus = _focus_words(qa)
+    if focus and qa.entities:
+        yield _join(focus), "the focus terms without the entity names"
+    yield from _entity_queries(qa)
+
+
+def last_resort(question: str, queries_tried: Sequence[str]) -> str:
+    """A deterministic query not in ``queries_tried``: rotations of the content terms, then numbered variants."""
+    tried = {norm_query(q) for q in queries_tried}
+    words = content_terms(question) or question.split() or ["memory"]
+    for shift in range(len(words)):
+        candidate = " ".join(words[shift:] + words[:shift])
+        if norm_query(candidate) and norm_query(candidate) not in tried:
+            return candidate
+    base = " ".join(words)
+    n = 2
+    while norm_query(f"{base} variant {n}") in tried:
+        n += 1
+    return f"{base} variant {n}"
+
+
+def _strategies(verdict: Verdict, last_strategies: Sequence[str]) -> tuple[list[StrategyName], str]:
+    if verdict.next_strategy:
+        chosen: list[StrategyName] = [verdict.next_strategy]
+        if verdict.next_strategy == "kv_exact":
+            chosen.append("hybrid")
+        return chosen, f"switching to {verdict.next_strategy} on the judge's advice"
+    kept = [s for s in last_strategies if s in _SEARCH_STRATEGIES and s in STRATEGIES]
+    kept = list(dict.fromkeys(kept)) or ["hybrid"]
+    return kept, f"keeping {', '.join(kept)}"  # type: ignore[return-value]
+
+
+def rewrite(
+    question: str,
+    verdict: Verdict,
+    *,
+    queries_tried: Sequence[str],
+    last_strategies: Sequence[str],
+    hits: Sequence[Hit],
+) -> tuple[str, list[StrategyName], str]:
+    """The next (query, strategies, explanation); the query is never one of ``queries_tried``."""
+    qa = analyze_question(question)
+    tried = {norm_query(q) for q in queries_tried}
+    strategies, why_strategies = _strategies(verdict, last_strategies)
+    for query, why in _candidates(question, qa, verdict, queries_tried, hits):
+        key = norm_query(query)
+        if key and key not in tried:
+            return query, strategies, f"New query from {why}; {why_strategies}."
+    query = last_resort(question, queries_tried)
+    return query, strategies, f"Every focused rewrite was already tried, so a deterministic variant; {why_strategies}."
