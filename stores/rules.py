@@ -54,13 +54,19 @@ def _files(root: Path, entry: str) -> list[Path]:
     if not isinstance(entry, str) or not entry.strip() or Path(entry).is_absolute():
         raise RulesError(f"rules entry {entry!r} must be a relative path inside {root}")
     path = root / entry
-    if not path.exists():
-        return []
-    path = _inside(root, path, entry)
-    if path.is_dir():
-        return sorted(
-            _inside(root, p, entry) for p in path.rglob("*") if p.is_file() and p.suffix.lower() in RULE_SUFFIXES
-        )
+    try:
+        if not path.exists():
+            return []
+        path = _inside(root, path, entry)
+        if path.is_dir():
+            return sorted(
+                _inside(root, p, entry) for p in path.rglob("*") if p.is_file() and p.suffix.lower() in RULE_SUFFIXES
+            )
+        if not path.is_file():
+            # A FIFO or device would block or stream forever on read.
+            raise RulesError(f"rules entry {entry!r} is not a regular file; rules must be text files")
+    except OSError as exc:  # e.g. a name too long for the file system
+        raise RulesError(f"rules entry {entry[:80]!r} cannot be read: {exc.strerror or exc}") from exc
     return [path]
 
 

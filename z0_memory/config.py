@@ -38,7 +38,7 @@ def _default_data_dir() -> str:
         candidate = Path(base) / "z0-memory" / "pgdata"
     else:
         candidate = home / ".local" / "share" / "z0-memory" / "pgdata"
-    if os.geteuid() == 0 and str(candidate).startswith(str(home)) and str(home).startswith("/root"):
+    if os.geteuid() == 0 and (candidate == Path("/root") or Path("/root") in candidate.parents):
         candidate = Path("/var/lib/z0-memory/pgdata")
     return str(candidate)
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from z0_memory.errors import InvalidKeyError
 
 SEGMENT_MAX = 128
-_SEGMENT_RE = re.compile(r"^[^\W_][\w.\-]*$", re.UNICODE)
+_SEGMENT_RE = re.compile(r"^[^\W_][\w.\-]*\Z", re.UNICODE)  # \Z: "$" would let a trailing "\n" through
 
 MemoryKind = Literal["fact", "decision", "preference", "context"]
 SearchSource = Literal["kv", "semantic"]
