@@ -9,6 +9,7 @@ losing a write, and every version gets a searchable mirror row in the semantic t
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -48,6 +49,11 @@ def _version(row: dict[str, Any]) -> FactVersion:
             confidence=row["confidence"], rationale=row["rationale"], recorded_at=row["recorded_at"],
         ),
     )
+
+
+def mirror_id(scope: Scope, key: MemoryKey, version: int) -> str:
+    """The semantic row id of a fact version: stable, so KV and semantic hits of one version deduplicate."""
+    return str(uuid.uuid5(uuid.NAMESPACE_URL, f"z0:{scope.project}:{scope.user_id}:{key}:v{version}"))
 
 
 def mirror_text(key: MemoryKey, value: str, rationale: str | None) -> str:
@@ -147,7 +153,7 @@ class FactStore:
             )).fetchone()
             fact = _version(new)
             mirror = NewMemory(
-                content=mirror_text(k, value, prov.rationale), category=k.category, kind=kind,
+                id=mirror_id(self.scope, k, version), content=mirror_text(k, value, prov.rationale), category=k.category, kind=kind,
                 confidence=prov.confidence, source_ids=list(prov.message_ids), created_at=now,
                 metadata={"rationale": prov.rationale, "value": value, "version": version,
                           "thread_id": prov.thread_id, "extractor": prov.extractor},

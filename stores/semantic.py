@@ -248,6 +248,18 @@ class SemanticStore:
             )
             return cur.rowcount > 0
 
+    async def confirm(self, memory_id: str) -> int:
+        """Record that a memory was said again; returns its confirmation count (0 if it is not in this scope)."""
+        async with self.db.connection() as conn:
+            row = await (await conn.execute(
+                f"UPDATE {SEMANTIC_TABLE} SET metadata = (coalesce(metadata::jsonb, '{{}}'::jsonb) || "
+                "jsonb_build_object('confirmations', coalesce((metadata::jsonb ->> 'confirmations')::int, 1) + 1))::json "
+                "WHERE id = %(id)s AND project = %(project)s AND user_id = %(user_id)s "
+                "RETURNING (metadata::jsonb ->> 'confirmations')::int AS n",
+                {**self.scope.params, "id": str(memory_id)},
+            )).fetchone()
+        return int(row["n"]) if row else 0
+
     async def delete(self, memory_ids: Sequence[str]) -> int:
         """Delete memories for real; returns how many were deleted in this scope."""
         ids = []

@@ -119,6 +119,13 @@ class Z0Memory:
         self._require_open()
         return async_checkpointer(self.db)
 
+    def store(self) -> Any:
+        """This memory as a LangGraph ``BaseStore``: compile graphs with ``store=memory.store()``."""
+        from z0_memory.stores.langgraph_store import Z0Store
+
+        self._require_open()
+        return Z0Store(self)
+
     def rules(self, root: str | None = None) -> Rules:
         """The rules (layer 1) under ``root`` (default: the context's rules_root)."""
         return load_rules(root or self.context.rules_root, self.context.rules_files,

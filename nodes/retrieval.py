@@ -1,0 +1,149 @@
+"""Nodes of the adversarial retrieval loop: route -> retrieve -> evaluate -> (rewrite -> retrieve)*.
+
+Rules the loop keeps (each visible in the trace):
+* evidence accumulates: every round's hits are fused with all earlier rounds' (``fuse_rounds``), then weighted by
+  confidence, supersession and recency (``recipes.rerank``);
+* the judge is the configured model when there is one, else the offline judge; a model call that fails after its
+  retries (timeout, HTTP error, malformed output) falls back to the offline judge for that round, and the trace
+  records the error: a failing judge never fails the caller;
+* the rewrite takes the judge's proposed query and strategy when they are new, else the offline rewriter's; no query
+  is ever run twice;
+* the guard: the loop stops at ``max_rounds`` (per call, else the context's: 5 in code mode, 3 in chat mode) with
+  the best evidence so far and the judge's last verdict.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from langchain_core.messages import HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+
+from z0_memory.nodes.common import scope_of
+from z0_memory.config import Context
+from z0_memory.llm import ModelCallError, invoke_structured
+from z0_memory.offline.fusion import fuse_rounds
+from z0_memory.offline.judge import judge as offline_judge
+from z0_memory.offline.rewriter import rewrite as offline_rewrite
+from z0_memory.offline.router import route as offline_route
+from z0_memory.prompts import JUDGE_SYSTEM, JUDGE_USER
+from z0_memory.rendering import render_evidence
+from z0_memory.schemas import STRATEGIES, Hit, RoundTrace, Verdict
+from z0_memory.state import RetrievalState
+from z0_memory.stores.recipes import RECIPES, SearchRequest, rerank
+from z0_memory.stores.semantic import rrf_fuse
+
+JUDGE_EVIDENCE_LIMIT = 10
+
+
+def _question(state: RetrievalState) -> str:
+    question = (state.get("question") or "").strip()
+    if not question:
+        raise ValueError("the retrieval graph needs a non-empty 'question'")
+    return question
+
+
+async def route(state: RetrievalState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """The gateway: pick KV exact / prefix / semantic / keyword / hybrid from the question."""
+    ctx, _, pm = scope_of(runtime)
+    question = _question(state)
+    facts = await pm.facts.list()
+    decision = offline_route(question, project=pm.scope.project,
+                             known_categories=sorted({f.key.category for f in facts}),
+                             known_keys=[str(f.key) for f in facts])
+    return {
+        "question": question, "route": decision.model_dump(), "query": question,
+        "strategies": list(decision.strategies), "key": decision.key, "prefix": decision.prefix,
+        "include_history": bool(state.get("include_history")) or decision.include_history,
+        "max_rounds": int(state.get("max_rounds") or ctx.max_rounds),
+        "round": 0, "queries_tried": [], "round_hits": [], "memories": [], "verdict": None, "trace": [],
+        "stop_reason": "",
+    }
+
+
+async def retrieve(state: RetrievalState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Run this round's recipes, then fuse with every earlier round's evidence."""
+    ctx, _, pm = scope_of(runtime)
+    started = datetime.now(UTC)
+    t0 = time.perf_counter()
+    req = SearchRequest(query=state["query"], k=max(int(ctx.top_k) * 2, 20),
+                        include_history=bool(state.get("include_history")), key=state.get("key"),
+                        prefix=state.get("prefix"))
+    per_strategy = [await RECIPES[name](pm, req) for name in state["strategies"] if name in RECIPES]
+    round_hits = per_strategy[0] if len(per_strategy) == 1 else rrf_fuse(per_strategy, req.k, "+".join(state["strategies"]))
+    rounds = [*state.get("round_hits", []), round_hits]
+    memories = rerank(fuse_rounds(rounds, state["question"]), include_history=req.include_history)
+    number = int(state.get("round", 0)) + 1
+    trace = RoundTrace(
+        round=number, query=req.query, strategies=list(state["strategies"]), started_at=started,
+        hits=[{"id": h.id, "score": round(h.score, 4), "strategy": h.strategy} for h in round_hits[: ctx.top_k]],
+        duration_ms=(time.perf_counter() - t0) * 1000,
+    )
+    return {"round": number, "round_hits": rounds, "memories": memories[: max(int(ctx.top_k) * 3, 30)],
+            "queries_tried": [*state.get("queries_tried", []), req.query],
+            "trace": [*state.get("trace", []), trace]}
+
+
+async def _llm_verdict(model: Any, state: RetrievalState, ctx: Context) -> Verdict:
+    prompt = JUDGE_USER.format(
+        question=state["question"], round=state["round"], max_rounds=state["max_rounds"],
+        queries_tried="; ".join(state.get("queries_tried", [])),
+        evidence=render_evidence(state.get("memories", []), limit=JUDGE_EVIDENCE_LIMIT),
+    )
+    return await invoke_structured(model, Verdict, [SystemMessage(JUDGE_SYSTEM), HumanMessage(prompt)], ctx,
+                                   what="retrieval judge")
+
+
+async def evaluate(state: RetrievalState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """The sceptical judge: is the accumulated evidence enough? If not, what is missing and how to search next."""
+    ctx, memory, _ = scope_of(runtime)
+    t0 = time.perf_counter()
+    error = None
+    model = memory.providers.chat("judge", ctx)
+    hits: list[Hit] = state.get("memories", [])
+    offline = lambda: offline_judge(state["question"], hits[: ctx.top_k], round=state["round"],  # noqa: E731
+                                    max_rounds=state["max_rounds"], queries_tried=state.get("queries_tried", []))
+    if model is None:
+        verdict = offline()
+    else:
+        try:
+            verdict = await _llm_verdict(model, state, ctx)
+        except ModelCallError as exc:
+            error = f"{exc}; the offline judge decided this round"
+            verdict = offline()
+    last_round = state["round"] >= state["max_rounds"]
+    if verdict.sufficient:
+        stop, action = "sufficient", "stop: the judge found the evidence sufficient"
+    elif last_round:
+        stop, action = "max_rounds", f"stop: {state['max_rounds']} round(s) reached, returning the best evidence"
+    else:
+        stop, action = "", "rewrite the query and search again"
+    trace = list(state.get("trace", []))
+    trace[-1] = trace[-1].model_copy(update={
+        "verdict": verdict.sufficient, "reason": verdict.reason, "missing": verdict.missing, "next_action": action,
+        "error": error, "duration_ms": trace[-1].duration_ms + (time.perf_counter() - t0) * 1000,
+    })
+    return {"verdict": verdict, "trace": trace, "stop_reason": stop}
+
+
+def after_evaluate(state: RetrievalState) -> str:
+    """Conditional edge: END when sufficient or when the round guard is reached, else rewrite."""
+    return "done" if state.get("stop_reason") else "rewrite"
+
+
+async def rewrite(state: RetrievalState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Turn the judge's feedback into the next round's query and strategies (never a query already run)."""
+    verdict = state["verdict"] or Verdict(sufficient=False)
+    query, strategies, why = offline_rewrite(
+        state["question"], verdict, queries_tried=state.get("queries_tried", []),
+        last_strategies=state.get("strategies", []), hits=state.get("memories", []),
+    )
+    strategies = [s for s in strategies if s in STRATEGIES] or ["hybrid"]
+    trace = list(state.get("trace", []))
+    trace[-1] = trace[-1].model_copy(update={"next_action": f"{trace[-1].next_action}: {why}"})
+    key = state.get("key")
+    if "kv_exact" in strategies and verdict.next_query and verdict.next_query.count(":") == 2:
+        key = verdict.next_query
+    return {"query": query, "strategies": strategies, "key": key, "trace": trace}

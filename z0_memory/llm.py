@@ -1,0 +1,75 @@
+"""Calling chat models on purpose: a timeout, bounded retries with backoff, validated structured output.
+
+Every model call of z0-memory goes through :func:`invoke_structured` or :func:`invoke_text`. A call that times out,
+raises (HTTP errors, connection resets) or returns output that does not validate is retried ``model_retries``
+times with exponential backoff, then raises :class:`ModelCallError`; callers decide the degraded path (the offline
+algorithm, or recording the turn for a later retry) and say so in their trace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any, TypeVar
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from pydantic import BaseModel, ValidationError
+
+from z0_memory.config import Context
+from z0_memory.errors import Z0Error
+
+log = logging.getLogger(__name__)
+T = TypeVar("T", bound=BaseModel)
+BACKOFF_S = 0.2
+
+
+class ModelCallError(Z0Error, RuntimeError):
+    """A model call failed after its retries."""
+
+
+async def _with_retries(call: Any, ctx: Context, what: str) -> Any:
+    attempts = int(ctx.model_retries) + 1
+    last: BaseException | None = None
+    for attempt in range(attempts):
+        try:
+            return await asyncio.wait_for(call(), timeout=float(ctx.model_timeout_s))
+        except (asyncio.TimeoutError, ValidationError, ValueError, KeyError, TypeError) as exc:
+            last = exc
+        except Exception as exc:  # noqa: BLE001 - provider SDKs raise their own hierarchy (HTTP, network)
+            last = exc
+        log.warning("%s failed (attempt %d/%d): %s", what, attempt + 1, attempts, last)
+        if attempt + 1 < attempts:
+            await asyncio.sleep(BACKOFF_S * (2**attempt))
+    kind = "timed out" if isinstance(last, asyncio.TimeoutError) else f"failed: {type(last).__name__}: {last}"
+    raise ModelCallError(f"{what} {kind} after {attempts} attempt(s)") from last
+
+
+async def invoke_structured(model: BaseChatModel, schema: type[T], messages: list[BaseMessage], ctx: Context,
+                            *, what: str) -> T:
+    """Ask ``model`` for an instance of ``schema``; raise ModelCallError when it cannot deliver one."""
+    runnable = model.with_structured_output(schema, method=ctx.structured_output_method)
+
+    async def call() -> T:
+        out = await runnable.ainvoke(messages)
+        if isinstance(out, schema):
+            return out
+        if isinstance(out, dict):
+            return schema.model_validate(out)
+        raise TypeError(f"expected {schema.__name__}, got {type(out).__name__}")
+
+    return await _with_retries(call, ctx, what)
+
+
+async def invoke_messages(model: BaseChatModel, messages: list[BaseMessage], ctx: Context, *, what: str,
+                          tools: list[Any] | None = None) -> AIMessage:
+    """A plain chat call (optionally with tools bound)."""
+    runnable = model.bind_tools(tools) if tools else model
+
+    async def call() -> AIMessage:
+        out = await runnable.ainvoke(messages)
+        if not isinstance(out, AIMessage):
+            raise TypeError(f"expected an AIMessage, got {type(out).__name__}")
+        return out
+
+    return await _with_retries(call, ctx, what)

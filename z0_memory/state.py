@@ -1,0 +1,50 @@
+"""State schemas of the graphs (``typing_extensions.TypedDict``: LangGraph's API server needs it on 3.11)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from typing_extensions import TypedDict
+
+from z0_memory.schemas import Hit, RoundTrace, Verdict
+
+
+class RetrievalInput(TypedDict, total=False):
+    question: str
+    max_rounds: int | None
+    include_history: bool
+
+
+class RetrievalOutput(TypedDict, total=False):
+    question: str
+    memories: list[Hit]
+    verdict: Verdict | None
+    trace: list[RoundTrace]
+    stop_reason: str
+
+
+class RetrievalState(TypedDict, total=False):
+    """The adversarial retrieval loop; every round is kept in ``trace`` for debugging in Studio."""
+
+    question: str
+    max_rounds: int | None
+    include_history: bool
+    route: dict[str, Any]
+    query: str
+    strategies: list[str]
+    key: str | None
+    prefix: str | None
+    round: int
+    queries_tried: list[str]
+    round_hits: list[list[Hit]]
+    memories: list[Hit]
+    verdict: Verdict | None
+    trace: list[RoundTrace]
+    stop_reason: str
+
+
+class ExtractionState(TypedDict, total=False):
+    messages: Annotated[list[AnyMessage], add_messages]
+    extraction: list[dict[str, Any]]

@@ -1,0 +1,138 @@
+"""The write rule of long-term memory: the confidence gate, persistence, and pending promotion.
+
+``gate_and_write`` is the one place a candidate becomes memory:
+
+* confidence >= threshold, or an explicit confirmation (``confirms``) of a waiting pending item -> persisted;
+* otherwise it is held as pending; a later candidate matching that pending item promotes it when the match is not
+  itself hedged and the combined evidence (noisy-or of the confidences) reaches the threshold. Hedged repeats
+  ("maybe Redis" twice) only count confirmations: tentative talk never becomes a decision on its own.
+
+Persisting: a candidate with a key and a value goes to the KV facts (an overwrite supersedes and keeps history);
+anything else goes to semantic memory, where a near-identical existing memory is confirmed instead of duplicated.
+Candidates are redacted of secrets by the extractor before they get here; ``redact`` runs again as a last guard.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal
+
+from z0_memory.schemas import Candidate, MemoryKey, Provenance, normalize_segment
+from z0_memory.text import term_overlap
+
+if TYPE_CHECKING:
+    from z0_memory.memory import ProjectMemory
+
+DUPLICATE_OVERLAP = 0.8
+
+Action = Literal[
+    "fact_created", "fact_superseded", "fact_confirmed", "memory_added", "memory_confirmed",
+    "pending_created", "pending_confirmed", "promoted",
+]
+
+
+@dataclass(frozen=True)
+class WriteOutcome:
+    """What happened to one candidate, for the trace and for tests."""
+
+    action: Action
+    target: str
+    content: str
+    confidence: float
+    previous: str | None = None
+
+
+def _provenance(candidate: Candidate, base: Provenance) -> Provenance:
+    return base.model_copy(update={
+        "confidence": candidate.confidence,
+        "rationale": candidate.rationale or base.rationale,
+        "message_ids": list(candidate.source_message_ids or base.message_ids),
+    })
+
+
+def combined_confidence(*confidences: float) -> float:
+    """Noisy-or: independent pieces of evidence for the same memory."""
+    miss = 1.0
+    for c in confidences:
+        miss *= 1.0 - max(0.0, min(1.0, c))
+    return 1.0 - miss
+
+
+async def persist(pm: ProjectMemory, candidate: Candidate, provenance: Provenance,
+                  supersede_ids: Sequence[str] = ()) -> WriteOutcome:
+    """Write a candidate that passed the gate: KV fact when keyed, else semantic memory (deduplicated).
+
+    ``supersede_ids`` are semantic memories the candidate replaces; they are marked superseded, never deleted.
+    """
+    prov = _provenance(candidate, provenance)
+    if candidate.key and candidate.value:
+        key = pm.scope.key(candidate.key)
+        write = await pm.facts.put(key, candidate.value, prov, kind=candidate.kind)
+        return WriteOutcome(f"fact_{write.action}", str(key), write.fact.value, candidate.confidence,
+                            write.previous.value if write.previous else None)
+    category = _category(candidate)
+    for hit in await pm.semantic.keyword_search(candidate.content, 5):
+        if hit.key is None and term_overlap(hit.content, candidate.content) >= DUPLICATE_OVERLAP:
+            await pm.semantic.confirm(hit.id)
+            return WriteOutcome("memory_confirmed", hit.id, hit.content, candidate.confidence)
+    record = await pm.semantic.add(
+        candidate.content, category=category, kind=candidate.kind, confidence=candidate.confidence,
+        source_ids=prov.message_ids,
+        metadata={"rationale": candidate.rationale, "thread_id": prov.thread_id, "extractor": prov.extractor},
+    )
+    for old_id in supersede_ids:
+        await pm.semantic.supersede(old_id)
+    return WriteOutcome("memory_added", record.id, record.content, candidate.confidence)
+
+
+def _category(candidate: Candidate) -> str:
+    if candidate.key:
+        try:
+            return MemoryKey.parse(candidate.key).category
+        except ValueError:
+            pass
+    return normalize_segment(candidate.kind)
+
+
+async def gate_and_write(pm: ProjectMemory, candidate: Candidate, provenance: Provenance, *, threshold: float,
+                         now: datetime | None = None) -> WriteOutcome:
+    """Apply the confidence gate to one candidate and write it where it belongs."""
+    waiting = await pm.pending.find(candidate)
+    if waiting is not None and not candidate.hedged:
+        evidence = combined_confidence(waiting.candidate.confidence, candidate.confidence)
+        if candidate.confirms or evidence >= threshold or candidate.confidence >= threshold:
+            if await pm.pending.take(waiting.id) is not None:
+                merged = _merge(waiting.candidate, candidate, evidence)
+                outcome = await persist(pm, merged, provenance)
+                return WriteOutcome("promoted", outcome.target, outcome.content, merged.confidence,
+                                    outcome.previous)
+    if candidate.confidence >= threshold:
+        return await persist(pm, candidate, provenance)
+    write = await pm.pending.add(candidate, _provenance(candidate, provenance), now=now)
+    return WriteOutcome(f"pending_{write.action}", str(write.item.id), write.item.candidate.content,
+                        write.item.candidate.confidence)
+
+
+def _merge(waiting: Candidate, confirming: Candidate, evidence: float) -> Candidate:
+    """The promoted memory: the confirming turn's wording when it names the thing, else the waiting one's."""
+    base = confirming if confirming.value else waiting
+    return base.model_copy(update={
+        "key": waiting.key or confirming.key,
+        "value": confirming.value or waiting.value,
+        "confidence": max(evidence, confirming.confidence),
+        "hedged": False,
+        "rationale": confirming.rationale or waiting.rationale,
+        "source_message_ids": list(dict.fromkeys(waiting.source_message_ids + confirming.source_message_ids)),
+    })
+
+
+async def promote(pm: ProjectMemory, pending_id: int, provenance: Provenance) -> WriteOutcome | None:
+    """A human confirms a pending item (CLI / API): persist it as is. None when it no longer waits."""
+    item = await pm.pending.take(pending_id)
+    if item is None:
+        return None
+    candidate = item.candidate.model_copy(update={"hedged": False, "confidence": max(item.candidate.confidence, 1.0)})
+    outcome = await persist(pm, candidate, provenance)
+    return WriteOutcome("promoted", outcome.target, outcome.content, candidate.confidence, outcome.previous)
