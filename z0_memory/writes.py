@@ -97,7 +97,7 @@ def _category(candidate: Candidate) -> str:
 
 
 async def gate_and_write(pm: ProjectMemory, candidate: Candidate, provenance: Provenance, *, threshold: float,
-                         now: datetime | None = None) -> WriteOutcome:
+                         supersede_ids: Sequence[str] = (), now: datetime | None = None) -> WriteOutcome:
     """Apply the confidence gate to one candidate and write it where it belongs."""
     waiting = await pm.pending.find(candidate)
     if waiting is not None and not candidate.hedged:
@@ -105,11 +105,11 @@ async def gate_and_write(pm: ProjectMemory, candidate: Candidate, provenance: Pr
         if candidate.confirms or evidence >= threshold or candidate.confidence >= threshold:
             if await pm.pending.take(waiting.id) is not None:
                 merged = _merge(waiting.candidate, candidate, evidence)
-                outcome = await persist(pm, merged, provenance)
+                outcome = await persist(pm, merged, provenance, supersede_ids)
                 return WriteOutcome("promoted", outcome.target, outcome.content, merged.confidence,
                                     outcome.previous)
     if candidate.confidence >= threshold:
-        return await persist(pm, candidate, provenance)
+        return await persist(pm, candidate, provenance, supersede_ids)
     write = await pm.pending.add(candidate, _provenance(candidate, provenance), now=now)
     return WriteOutcome(f"pending_{write.action}", str(write.item.id), write.item.candidate.content,
                         write.item.candidate.confidence)

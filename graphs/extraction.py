@@ -1,0 +1,25 @@
+"""The extraction graph: one post-turn node, runnable on its own (give it ``messages``) or after any agent.
+
+To use the node in your own graph, add ``z0_memory.nodes.extraction.extract`` after your agent node; it reads
+``messages`` and writes the ``extraction`` channel (what it did with each candidate).
+"""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+
+from z0_memory.config import Context
+from z0_memory.nodes.extraction import extract
+from z0_memory.state import ExtractionState
+
+
+def build_extraction_graph() -> StateGraph:
+    builder = StateGraph(ExtractionState, context_schema=Context)
+    builder.add_node("extract", extract)
+    builder.add_edge(START, "extract")
+    builder.add_edge("extract", END)
+    return builder
+
+
+builder = build_extraction_graph()
+graph = builder.compile(name="z0-extraction")

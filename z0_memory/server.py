@@ -1,0 +1,65 @@
+"""Resources for ``langgraph dev`` / LangGraph Platform: the store and checkpointer ``langgraph.json`` names.
+
+The server asks for the store and the checkpointer through two separate async context managers; both must share
+one database owner (one pool, one handle on the embedded server). :class:`ServerResources` is that owner: the
+first context to enter opens the :class:`~z0_memory.memory.Z0Memory` (configured from the environment: ``Z0_*``,
+``DATABASE_URL``), the last to leave closes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from z0_memory.config import Context
+from z0_memory.memory import Z0Memory
+
+
+class ServerResources:
+    """A reference-counted owner of one Z0Memory for the server process."""
+
+    def __init__(self) -> None:
+        self._memory: Z0Memory | None = None
+        self._users = 0
+        self._lock = asyncio.Lock()
+
+    async def acquire(self) -> Z0Memory:
+        async with self._lock:
+            if self._memory is None:
+                memory = Z0Memory(Context())
+                await memory.open()
+                self._memory = memory
+            self._users += 1
+            return self._memory
+
+    async def release(self) -> None:
+        async with self._lock:
+            self._users -= 1
+            if self._users == 0 and self._memory is not None:
+                memory, self._memory = self._memory, None
+                await memory.close()
+
+
+resources = ServerResources()
+
+
+@asynccontextmanager
+async def store() -> AsyncIterator[Any]:
+    """``langgraph.json`` ``store.path``: z0-memory as the server's LangGraph store."""
+    memory = await resources.acquire()
+    try:
+        yield memory.store()
+    finally:
+        await resources.release()
+
+
+@asynccontextmanager
+async def checkpointer() -> AsyncIterator[Any]:
+    """``langgraph.json`` ``checkpointer.path``: the Postgres checkpointer on the same database."""
+    memory = await resources.acquire()
+    try:
+        yield memory.checkpointer()
+    finally:
+        await resources.release()
