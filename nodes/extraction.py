@@ -12,7 +12,6 @@ and the node returns normally; ``retry_failed_extractions`` (CLI: ``z0-memory ex
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,12 +28,12 @@ from z0_memory.nodes.common import scope_of
 from z0_memory.offline.extractor import OFFLINE_EXTRACTOR_NAME, ExistingMemory, TurnMessage, extract_candidates
 from z0_memory.prompts import EXTRACTOR_SYSTEM, EXTRACTOR_USER
 from z0_memory.redaction import redact_secrets
-from z0_memory.rendering import BLOCK_CLOSE, BLOCK_OPEN
+from z0_memory.rendering import strip_memory_blocks
 from z0_memory.schemas import Candidate, Provenance
+from z0_memory.tokens import message_text
 from z0_memory.writes import gate_and_write
 
 RELATED_LIMIT = 12
-_BLOCK = re.compile(re.escape(BLOCK_OPEN) + r".*?(?:" + re.escape(BLOCK_CLOSE) + r"|$)", re.S)
 
 
 class ExtractionResult(BaseModel):
@@ -55,13 +54,6 @@ class Related:
     memory_id: str | None
 
 
-def _text(message: AnyMessage) -> str:
-    content = message.content
-    if isinstance(content, list):
-        content = " ".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
-    return _BLOCK.sub(" ", str(content)).strip()
-
-
 def latest_turn(messages: Sequence[AnyMessage]) -> list[TurnMessage]:
     """The last human message and the assistant text after it; nothing else."""
     start = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], HumanMessage)), None)
@@ -70,7 +62,7 @@ def latest_turn(messages: Sequence[AnyMessage]) -> list[TurnMessage]:
     turn = []
     for message in messages[start:]:
         if isinstance(message, HumanMessage | AIMessage) and not isinstance(message, SystemMessage):
-            text = _text(message)
+            text = strip_memory_blocks(message_text(message))
             if text:
                 turn.append(TurnMessage("user" if isinstance(message, HumanMessage) else "assistant", text,
                                         message.id))

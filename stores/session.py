@@ -11,9 +11,14 @@ from contextlib import contextmanager
 
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from psycopg_pool import ConnectionPool
 
 from z0_memory.stores.database import POOL_KWARGS, Database
+
+# The state channels hold these pydantic models; the checkpointer may restore exactly these.
+STATE_TYPES = [("z0_memory.schemas", name) for name in ("Hit", "Verdict", "RoundTrace", "RouteDecision")]
+SERDE = JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
 
 
 def async_checkpointer(db: Database) -> AsyncPostgresSaver:
@@ -22,13 +27,13 @@ def async_checkpointer(db: Database) -> AsyncPostgresSaver:
         from z0_memory.errors import DatabaseError
 
         raise DatabaseError("open the database before asking for a checkpointer")
-    return AsyncPostgresSaver(db.pool)
+    return AsyncPostgresSaver(db.pool, serde=SERDE)
 
 
 @contextmanager
 def sync_checkpointer(url: str, *, max_size: int = 4) -> Iterator[PostgresSaver]:
     """A sync checkpointer with its own pool on ``url``; the pool closes when the block ends."""
     with ConnectionPool(url, min_size=1, max_size=max_size, kwargs=dict(POOL_KWARGS)) as pool:
-        saver = PostgresSaver(pool)
+        saver = PostgresSaver(pool, serde=SERDE)
         saver.setup()
         yield saver

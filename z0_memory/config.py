@@ -90,6 +90,9 @@ class Context:
         default=None, metadata={"description": "Retrieval loop cap: default 5 in code mode, 3 in chat mode."}
     )
     top_k: int | None = field(default=None, metadata={"description": "Hits kept per retrieval round."})
+    history_tokens: int | None = field(
+        default=None, metadata={"description": "Chat mode: token budget of the thread history kept in the prompt."}
+    )
     confidence_threshold: float | None = field(
         default=None, metadata={"description": "Candidates at or above persist; below wait as pending."}
     )
@@ -128,6 +131,7 @@ class Context:
             "user_id": "",
             "mode": "chat",
             "top_k": 10,
+            "history_tokens": 3000,
             "confidence_threshold": 0.7,
             "pending_ttl_days": 14.0,
             "structured_output_method": "json_schema",

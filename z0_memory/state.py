@@ -48,3 +48,29 @@ class RetrievalState(TypedDict, total=False):
 class ExtractionState(TypedDict, total=False):
     messages: Annotated[list[AnyMessage], add_messages]
     extraction: list[dict[str, Any]]
+
+
+class ChatState(TypedDict, total=False):
+    """Chat mode: the three layers as channels — rules, recalled memories, and the thread's messages."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    rules: str
+    rules_sources: list[str]
+    question: str
+    max_rounds: int | None
+    include_history: bool
+    memories: list[Hit]
+    verdict: Verdict | None
+    trace: list[RoundTrace]
+    stop_reason: str
+    extraction: list[dict[str, Any]]
+
+
+class CodeState(TypedDict, total=False):
+    """Code mode: memory and the thread's past reach the agent only through its tools."""
+
+    messages: Annotated[list[AnyMessage], add_messages]
+    rules: str
+    rules_sources: list[str]
+    prompt_tokens: int
+    extraction: list[dict[str, Any]]

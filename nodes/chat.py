@@ -1,0 +1,21 @@
+"""Chat-mode glue: the user's latest message becomes the retrieval loop's question."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from z0_memory.config import DEFAULT_ROUNDS, Context
+from z0_memory.nodes.common import context_of
+from z0_memory.nodes.respond import last_request
+
+
+async def take_question(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+    """Set the retrieval question to the user's turn; chat mode caps the loop at its own rounds (default 3)."""
+    ctx = context_of(runtime)
+    question = last_request(state.get("messages", []))
+    if not question:
+        raise ValueError("the chat graph needs a user message in 'messages'")
+    rounds = ctx.max_rounds if ctx.mode == "chat" else DEFAULT_ROUNDS["chat"]
+    return {"question": question, "max_rounds": rounds, "include_history": False}
