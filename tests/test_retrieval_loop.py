@@ -1,0 +1,321 @@
+"""The retrieval loop on the real embedded Postgres: rounds, rewrite, strategy switch, the round guard, evidence
+accumulation, judge faults, KV exact hits, Chinese, history questions, and the graph used as a subgraph."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import RunnableLambda
+from langgraph.graph import END, START, StateGraph
+from pydantic import ConfigDict
+from typing_extensions import TypedDict
+
+from z0_memory.config import Context
+from z0_memory.graphs.retrieval import builder, graph as module_graph
+from z0_memory.offline.judge import norm_query
+from z0_memory.schemas import Provenance, Verdict
+from z0_memory.stores.semantic import NewMemory
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+MEMORIES = [
+    NewMemory("Alice prefers pnpm over npm for every package", category="tooling", kind="preference"),
+    NewMemory("The API is deployed on Fly.io in the Frankfurt region", category="deploy", kind="fact"),
+    NewMemory("Nightly backups of the database run at 02:00 UTC", category="ops", kind="fact"),
+    NewMemory("Bob reviews pull requests every morning before standup", category="people", kind="preference"),
+    NewMemory("We decided to use Supabase as the main database", category="database", kind="decision"),
+    NewMemory("缓存层暂时不用 Redis，先用内存缓存", category="cache", kind="context"),
+    NewMemory("我们决定使用 Supabase 作为主数据库，因为它自带认证", category="database", kind="decision"),
+    NewMemory("前端部署在 Vercel 上", category="deploy", kind="fact"),
+]
+
+
+class ScriptedJudge(BaseChatModel):
+    """A chat model whose structured outputs follow a script, recording every call.
+
+    Script items: a ``Verdict`` or dict (returned as JSON), a raw string (returned as is, so it can be malformed
+    JSON), an exception instance (raised), or ``("sleep", seconds)``. The last item repeats when the script ends.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    script: list[Any]
+    calls: list[dict[str, Any]] = []
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-judge"
+
+    def _next(self) -> Any:
+        index = min(len(self.calls), len(self.script) - 1)
+        return self.script[index]
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
+                  **kwargs: Any) -> ChatResult:
+        raise NotImplementedError("the loop calls models asynchronously")
+
+    async def _agenerate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
+                         **kwargs: Any) -> ChatResult:
+        item = self._next()
+        self.calls.append({"messages": list(messages), "schema": kwargs.get("schema")})
+        if isinstance(item, BaseException):
+            raise item
+        if isinstance(item, tuple) and item[0] == "sleep":
+            await asyncio.sleep(item[1])
+            item = Verdict(sufficient=True, reason="too late")
+        if isinstance(item, Verdict):
+            item = item.model_dump()
+        text = item if isinstance(item, str) else json.dumps(item)
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+    def with_structured_output(self, schema: Any, **kwargs: Any) -> Any:  # noqa: D102 - like a json_mode model
+        def parse(message: AIMessage) -> Any:
+            return schema.model_validate(json.loads(message.content))
+
+        return self.bind(schema=schema.__name__) | RunnableLambda(parse)
+
+    def questions(self) -> list[str]:
+        return [c["messages"][-1].content for c in self.calls]
+
+
+@contextmanager
+def judged_by(memory, model: BaseChatModel | None) -> Iterator[None]:
+    chat_models = memory.providers.chat_models
+    saved = dict(chat_models)
+    if model is not None:
+        chat_models["judge"] = model
+    try:
+        yield
+    finally:
+        chat_models.clear()
+        chat_models.update(saved)
+
+
+def insufficient(query: str | None = None, strategy: str | None = None, missing: str = "the region") -> Verdict:
+    return Verdict(sufficient=False, missing=missing, reason="no hit names it", next_query=query,
+                   next_strategy=strategy)
+
+
+async def seed(memory, project: str = "acme"):
+    pm = memory.scope(project)
+    ids = await pm.semantic.add_many(MEMORIES)
+    return pm, ids
+
+
+async def run(memory, question: str, ctx: Context | None = None, **inputs: Any) -> dict[str, Any]:
+    g = builder.compile(store=memory.store())
+    return await g.ainvoke({"question": question, **inputs}, context=ctx or Context(project="acme"))
+
+
+def fast(**kw: Any) -> Context:
+    return Context(project="acme", judge_model="offline", model_timeout_s=0.2, model_retries=1, **kw)
+
+
+# --- scripted judge: rounds, rewrite, strategy switch, accumulation ----------------------------------------------
+
+
+async def test_insufficient_twice_then_sufficient(memory):
+    pm, ids = await seed(memory)
+    judge = ScriptedJudge(script=[
+        insufficient("Frankfurt region hosting", "keyword"),
+        insufficient("database backups schedule", "semantic", missing="the backup time"),
+        Verdict(sufficient=True, reason="both found"),
+    ])
+    with judged_by(memory, judge):
+        out = await run(memory, "where is the API deployed?", fast(max_rounds=5))
+    trace = out["trace"]
+    assert [t.round for t in trace] == [1, 2, 3]
+    assert out["stop_reason"] == "sufficient" and out["verdict"].sufficient
+    assert len(judge.calls) == 3
+    # the rewrite used the judge's next query and switched to its strategy
+    assert [t.query for t in trace] == ["where is the API deployed?", "Frankfurt region hosting",
+                                       "database backups schedule"]
+    assert trace[0].strategies == ["hybrid"]
+    assert trace[1].strategies == ["keyword"] and trace[2].strategies == ["semantic"]
+    assert [t.verdict for t in trace] == [False, False, True]
+    assert trace[0].reason == "no hit names it" and trace[0].missing == "the region"
+    assert "rewrite" in trace[0].next_action and trace[-1].next_action.startswith("stop")
+    # the judge saw the question, the round number and the queries already tried
+    assert "Round 2 of at most 5" in judge.questions()[1]
+    assert "Frankfurt region hosting" in judge.questions()[2]
+    # evidence accumulated: every hit of round 1 and round 3 is still in the final memories
+    final = {h.id for h in out["memories"]}
+    for t in (trace[0], trace[2]):
+        assert t.hits and {h["id"] for h in t.hits} <= final
+    deploy = ids[1]
+    backups = ids[2]
+    assert deploy in final and backups in final
+    backups_hit = next(h for h in out["memories"] if h.id == backups)
+    assert 3 in backups_hit.metadata["rounds"]
+
+
+async def test_judge_repeating_a_query_is_never_rerun(memory):
+    await seed(memory)
+    judge = ScriptedJudge(script=[insufficient("where is the API deployed?"), insufficient("deploy region")])
+    with judged_by(memory, judge):
+        out = await run(memory, "where is the API deployed?", fast(max_rounds=5))
+    queries = [norm_query(t.query) for t in out["trace"]]
+    assert len(out["trace"]) == 5 and len(set(queries)) == 5
+    # round 1's proposal was the question itself, so the offline rewriter chose round 2's query; round 2's proposal
+    # ran in round 3, and rounds 3-4 proposed it again, so rounds 4-5 ran other queries
+    assert norm_query(out["trace"][1].query) != norm_query("where is the API deployed?")
+    assert out["trace"][2].query == "deploy region"
+    assert "deploy region" not in [t.query for t in out["trace"][3:]]
+
+
+# --- the guard -------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+async def test_guard_stops_at_exactly_n_rounds(memory, n):
+    await seed(memory)
+    verdicts = [insufficient(f"query number {i}", missing=f"gap {i}") for i in range(1, 8)]
+    judge = ScriptedJudge(script=verdicts)
+    with judged_by(memory, judge):
+        out = await run(memory, "what is the meaning of life?", fast(), max_rounds=n)
+    assert len(out["trace"]) == n and len(judge.calls) == n
+    assert out["stop_reason"] == "max_rounds"
+    assert out["verdict"].sufficient is False and out["verdict"].missing == f"gap {n}"  # the last verdict
+    assert f"{n} round(s) reached" in out["trace"][-1].next_action
+    assert len({norm_query(t.query) for t in out["trace"]}) == n
+
+
+@pytest.mark.parametrize(("mode", "expected"), [("code", 5), ("chat", 3)])
+async def test_max_rounds_default_by_mode(memory, mode, expected):
+    await seed(memory)
+    judge = ScriptedJudge(script=[insufficient()])
+    with judged_by(memory, judge):
+        out = await run(memory, "what is the meaning of life?",
+                        Context(project="acme", mode=mode, model_timeout_s=0.2, model_retries=1))
+    assert len(out["trace"]) == expected and out["stop_reason"] == "max_rounds"
+
+
+async def test_max_rounds_input_overrides_context(memory):
+    await seed(memory)
+    judge = ScriptedJudge(script=[insufficient()])
+    with judged_by(memory, judge):
+        out = await run(memory, "what is the meaning of life?", fast(mode="code"), max_rounds=2)
+        out_ctx = await run(memory, "what is the meaning of life?", fast(mode="chat", max_rounds=4))
+    assert len(out["trace"]) == 2 and len(out_ctx["trace"]) == 4
+
+
+# --- faults ----------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("script", "words"),
+    [
+        ([RuntimeError("HTTP 500 from the provider")], "RuntimeError"),
+        ([("sleep", 1.0)], "timed out"),
+        (['{"sufficient": tru'], "JSONDecodeError"),
+        (['{"reason": "no verdict field"}'], "ValidationError"),
+    ],
+    ids=["raises", "times-out", "malformed-json", "invalid-schema"],
+)
+async def test_judge_faults_never_fail_the_caller(memory, script, words):
+    await seed(memory)
+    judge = ScriptedJudge(script=script)
+    with judged_by(memory, judge):
+        out = await run(memory, "where is the API deployed?", fast(max_rounds=2))
+    assert out["stop_reason"] in {"sufficient", "max_rounds"}
+    assert out["memories"], "the loop still returns what it found"
+    errors = [t.error for t in out["trace"]]
+    assert all(e and words in e and "offline judge decided" in e for e in errors)
+    assert len(judge.calls) == 2 * len(out["trace"])  # model_retries=1: two attempts per round
+
+
+# --- offline end to end ----------------------------------------------------------------------------------------
+
+
+async def test_kv_exact_hit_ends_in_round_one(memory):
+    pm, _ = await seed(memory)
+    await pm.facts.put("acme:stack:backend_framework", "Hono", Provenance(rationale="edge runtime support"))
+    out = await run(memory, "which backend framework do we use?", fast())
+    assert out["stop_reason"] == "sufficient" and len(out["trace"]) == 1
+    assert out["trace"][0].strategies[0] == "kv_exact"
+    top = out["memories"][0]
+    assert top.key == "acme:stack:backend_framework" and top.metadata["value"] == "Hono"
+    assert out["trace"][0].error is None
+
+
+async def test_offline_chinese_query_finds_chinese_and_english(memory):
+    pm, ids = await seed(memory)
+    out = await run(memory, "我们的主数据库用的是什么？", fast())
+    top = [h.id for h in out["memories"][:5]]
+    assert ids[6] in top  # 我们决定使用 Supabase 作为主数据库
+    assert ids[6] == out["memories"][0].id
+    out_en = await run(memory, "Supabase 数据库", fast())
+    top_en = {h.id for h in out_en["memories"][:5]}
+    assert {ids[4], ids[6]} <= top_en  # the English and the Chinese decision
+    assert all(t.error is None for t in out["trace"] + out_en["trace"])
+
+
+async def test_history_question_reaches_the_superseded_version(memory):
+    pm, _ = await seed(memory)
+    await pm.facts.put("acme:stack:backend_framework", "Express", Provenance(rationale="the team knew it well"))
+    await pm.facts.put("acme:stack:backend_framework", "Hono",
+                       Provenance(rationale="Express could not run on the edge runtime"))
+    plain = await run(memory, "which backend framework do we use?", fast())
+    assert plain["memories"][0].metadata["value"] == "Hono" and not plain["memories"][0].superseded
+    old = [h for h in plain["memories"] if h.key == "acme:stack:backend_framework" and h.superseded]
+    assert all(h.score < plain["memories"][0].score for h in old)
+
+    history = await run(memory, "why did we switch from Express to Hono?", fast())
+    keyed = [h for h in history["memories"][:5] if h.key == "acme:stack:backend_framework"]
+    values = {h.metadata["value"]: h for h in keyed}
+    assert {"Express", "Hono"} <= set(values)
+    assert values["Express"].superseded and values["Express"].rationale == "the team knew it well"
+    assert "edge runtime" in values["Hono"].rationale
+
+
+async def test_offline_loop_runs_more_rounds_when_evidence_is_missing(memory):
+    await seed(memory)
+    out = await run(memory, "When did Priscilla adopt her second greyhound?", fast(max_rounds=3))
+    assert out["stop_reason"] == "max_rounds" and len(out["trace"]) == 3
+    assert out["verdict"] is not None and not out["verdict"].sufficient
+    assert "Priscilla" in out["verdict"].missing
+
+
+# --- three ways to use the graph -------------------------------------------------------------------------------
+
+
+class Parent(TypedDict, total=False):
+    question: str
+    memories: list[Any]
+    stop_reason: str
+    answer: str
+
+
+async def test_retrieval_graph_as_a_subgraph(memory):
+    _, ids = await seed(memory)
+
+    def answer(state: Parent) -> dict[str, Any]:
+        top = state["memories"][0]
+        return {"answer": f"{top.content} ({state['stop_reason']})"}
+
+    parent = StateGraph(Parent, context_schema=Context)
+    parent.add_node("recall", builder.compile())
+    parent.add_node("answer", answer)
+    parent.add_edge(START, "recall")
+    parent.add_edge("recall", "answer")
+    parent.add_edge("answer", END)
+    g = parent.compile(store=memory.store())
+    out = await g.ainvoke({"question": "where is the API deployed?"}, context=fast())
+    assert "Fly.io" in out["answer"]
+    assert out["memories"][0].id == ids[1]
+
+
+async def test_module_graph_runs_with_a_store(memory):
+    _, ids = await seed(memory)
+    g = module_graph.builder.compile(store=memory.store())
+    out = await g.ainvoke({"question": "where is the API deployed?"}, context=fast())
+    assert out["memories"][0].id == ids[1]
+    with pytest.raises(Exception, match="store=memory.store"):
+        await module_graph.ainvoke({"question": "where is the API deployed?"}, context=fast())
