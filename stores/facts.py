@@ -24,7 +24,7 @@ from z0_memory.stores.semantic import NewMemory, insert_row
 from z0_memory.schemas import FactVersion, MemoryKey, MemoryKind, Provenance, validate_segment
 
 _FACT_COLUMNS = (
-    "id, project, category, entity, value, version, valid_from, valid_to, thread_id, message_ids, extractor, "
+    "id, project, category, entity, value, statement, version, valid_from, valid_to, thread_id, message_ids, extractor, "
     "confidence, rationale, confirmations, recorded_at"
 )
 
@@ -42,7 +42,7 @@ def _version(row: dict[str, Any]) -> FactVersion:
     return FactVersion(
         id=row["id"],
         key=MemoryKey(project=row["project"], category=row["category"], entity=row["entity"]),
-        value=row["value"], version=row["version"], valid_from=row["valid_from"], valid_to=row["valid_to"],
+        value=row["value"], statement=row["statement"], version=row["version"], valid_from=row["valid_from"], valid_to=row["valid_to"],
         confirmations=row["confirmations"],
         provenance=Provenance(
             thread_id=row["thread_id"], message_ids=list(row["message_ids"] or []), extractor=row["extractor"],
@@ -56,10 +56,14 @@ def mirror_id(scope: Scope, key: MemoryKey, version: int) -> str:
     return str(uuid.uuid5(uuid.NAMESPACE_URL, f"z0:{scope.project}:{scope.user_id}:{key}:v{version}"))
 
 
-def mirror_text(key: MemoryKey, value: str, rationale: str | None) -> str:
-    """The sentence a fact version is searchable by."""
+def mirror_text(key: MemoryKey, value: str, rationale: str | None, statement: str | None = None) -> str:
+    """The sentence a fact version is searchable by: key, value, the statement it came from, and the reason."""
     text = f"{key.category.replace('_', ' ')} / {key.entity.replace('_', ' ')}: {value}"
-    return f"{text} (because {rationale})" if rationale else text
+    if statement and statement.strip().casefold() not in {value.casefold(), text.casefold()}:
+        text = f"{text} — {statement.strip()}"
+    if rationale and rationale.casefold() not in text.casefold():
+        text = f"{text} (because {rationale})"
+    return text
 
 
 class FactStore:
@@ -107,14 +111,18 @@ class FactStore:
         return [_version(r) for r in rows]
 
     async def put(self, key: str | MemoryKey, value: str, provenance: Provenance | None = None, *,
-                  kind: MemoryKind = "fact") -> FactWrite:
-        """Set ``key`` to ``value``: confirm, create, or supersede (keeping the old version in history)."""
+                  kind: MemoryKind = "fact", statement: str | None = None) -> FactWrite:
+        """Set ``key`` to ``value``: confirm, create, or supersede (keeping the old version in history).
+
+        ``statement`` is the sentence the value was stated in ("Hono, not Express"); it is kept with the version.
+        """
         k = self.scope.key(key)
         if not isinstance(value, str) or not value.strip():
             raise ValueError(f"the value of {k} must be non-empty text")
         value = value.strip()
         prov = provenance or Provenance()
-        vector = await self.embeddings.aembed_query(mirror_text(k, value, prov.rationale))
+        text = mirror_text(k, value, prov.rationale, statement)
+        vector = await self.embeddings.aembed_query(text)
         params = self._params(k)
         async with self.db.connection() as conn, conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"z0fact|{self.scope.user_id}|{k}"])
@@ -144,16 +152,16 @@ class FactStore:
                 )
             new = await (await conn.execute(
                 "INSERT INTO z0_facts (project, user_id, category, entity, value, version, valid_from, thread_id, "
-                "message_ids, extractor, confidence, rationale) VALUES (%(project)s, %(user_id)s, %(category)s, "
-                "%(entity)s, %(value)s, %(version)s, %(now)s, %(thread_id)s, %(message_ids)s, %(extractor)s, "
-                f"%(confidence)s, %(rationale)s) RETURNING {_FACT_COLUMNS}",
+                "message_ids, extractor, confidence, rationale, statement) VALUES (%(project)s, %(user_id)s, "
+                "%(category)s, %(entity)s, %(value)s, %(version)s, %(now)s, %(thread_id)s, %(message_ids)s, %(extractor)s, "
+                f"%(confidence)s, %(rationale)s, %(statement)s) RETURNING {_FACT_COLUMNS}",
                 {**params, "value": value, "version": version, "now": now, "thread_id": prov.thread_id,
                  "message_ids": list(prov.message_ids), "extractor": prov.extractor,
-                 "confidence": prov.confidence, "rationale": prov.rationale},
+                 "confidence": prov.confidence, "rationale": prov.rationale, "statement": statement},
             )).fetchone()
             fact = _version(new)
             mirror = NewMemory(
-                id=mirror_id(self.scope, k, version), content=mirror_text(k, value, prov.rationale), category=k.category, kind=kind,
+                id=mirror_id(self.scope, k, version), content=text, category=k.category, kind=kind,
                 confidence=prov.confidence, source_ids=list(prov.message_ids), created_at=now,
                 metadata={"rationale": prov.rationale, "value": value, "version": version,
                           "thread_id": prov.thread_id, "extractor": prov.extractor},

@@ -149,10 +149,16 @@ async def _migration_2(db: Database, embedding: EmbeddingSpec) -> None:
         await write_embedding_meta(conn, embedding)
 
 
+async def _migration_3(db: Database, embedding: EmbeddingSpec) -> None:
+    async with db.connection() as conn:
+        await conn.execute("ALTER TABLE z0_facts ADD COLUMN IF NOT EXISTS statement text")
+
+
 Migration = Callable[[Database, EmbeddingSpec], Awaitable[None]]
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "core tables: meta, facts, pending, extraction queue", _migration_1),
     (2, "semantic memory table (PGVectorStore) with full-text trigger, GIN and HNSW indexes", _migration_2),
+    (3, "facts keep the statement each version was stated in", _migration_3),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -48,6 +48,16 @@ class ProjectMemory:
     semantic: SemanticStore
     pending: PendingStore
 
+    async def forget_everything(self) -> int:
+        """Delete every fact version, memory, pending item and queued turn of this scope (only); rows deleted."""
+        total = 0
+        async with self.facts.db.connection() as conn, conn.transaction():
+            for table in ("z0_facts", "z0_pending", "z0_extraction_queue", SEMANTIC_TABLE):
+                cur = await conn.execute(
+                    f"DELETE FROM {table} WHERE project = %(project)s AND user_id = %(user_id)s", self.scope.params)
+                total += cur.rowcount
+        return total
+
 
 class Z0Memory:
     """Owner of the database, the providers and the vector store; use as an async context manager."""

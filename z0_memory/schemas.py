@@ -100,6 +100,7 @@ class FactVersion(BaseModel):
     id: int
     key: MemoryKey
     value: str
+    statement: str | None = None
     version: int
     valid_from: datetime
     valid_to: datetime | None = None

@@ -7,9 +7,19 @@
   itself hedged and the combined evidence (noisy-or of the confidences) reaches the threshold. Hedged repeats
   ("maybe Redis" twice) only count confirmations: tentative talk never becomes a decision on its own.
 
-Persisting: a candidate with a key and a value goes to the KV facts (an overwrite supersedes and keeps history);
-anything else goes to semantic memory, where a near-identical existing memory is confirmed instead of duplicated.
-Candidates are redacted of secrets by the extractor before they get here; ``redact`` runs again as a last guard.
+The default threshold is 0.7 (``Context.confidence_threshold``). Both extractors put firm statements at 0.8-0.95
+(the offline rules: decisions 0.9, facts and preferences 0.8-0.85, confirmations 0.88-0.92; the LLM prompt asks for
+0.85-0.95) and hedges at 0.3-0.4, so 0.7 sits in the gap with room on both sides: one firm statement persists, a
+hedge never does, and for the LLM a "fairly sure" 0.7-0.8 still persists while a 0.5-0.6 "probably" waits. Under
+noisy-or two unhedged mentions at 0.46 or more (1 - 0.54^2 >= 0.7) promote a pending item, one hedge plus one
+0.55 mention does (1 - 0.65 * 0.45 = 0.71), while a 0.35 hedge plus a 0.5 aside does not (0.675). Raise it to keep
+less, lower it to keep more; the offline extractor's confidences do not change around it.
+
+Persisting: a candidate with a key and a value goes to the KV facts (an overwrite supersedes and keeps history
+with its rationale); anything else goes to semantic memory, where a near-identical existing memory is confirmed
+instead of duplicated. Secrets: every text field of the candidate and of its provenance goes through
+``redact_secrets`` here, whatever the extractor already did, so memories, fact versions, pending rows and
+rationales never hold one in clear; a keyed candidate whose value is a secret is not stored at all.
 """
 
 from __future__ import annotations
@@ -19,6 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
+from z0_memory.redaction import REDACTED, redact_secrets
 from z0_memory.schemas import Candidate, MemoryKey, Provenance, normalize_segment
 from z0_memory.text import term_overlap
 
@@ -29,7 +40,7 @@ DUPLICATE_OVERLAP = 0.8
 
 Action = Literal[
     "fact_created", "fact_superseded", "fact_confirmed", "memory_added", "memory_confirmed",
-    "pending_created", "pending_confirmed", "promoted",
+    "pending_created", "pending_confirmed", "promoted", "dropped",
 ]
 
 
@@ -45,11 +56,26 @@ class WriteOutcome:
 
 
 def _provenance(candidate: Candidate, base: Provenance) -> Provenance:
+    rationale = candidate.rationale or base.rationale
     return base.model_copy(update={
         "confidence": candidate.confidence,
-        "rationale": candidate.rationale or base.rationale,
+        "rationale": redact_secrets(rationale) if rationale else None,
         "message_ids": list(candidate.source_message_ids or base.message_ids),
     })
+
+
+def redact_candidate(candidate: Candidate) -> Candidate:
+    """The candidate with secrets replaced in content, value and rationale."""
+    return candidate.model_copy(update={
+        "content": redact_secrets(candidate.content),
+        "value": redact_secrets(candidate.value) if candidate.value else candidate.value,
+        "rationale": redact_secrets(candidate.rationale) if candidate.rationale else candidate.rationale,
+    })
+
+
+def secret_valued(candidate: Candidate) -> bool:
+    """A keyed fact whose value is (or holds) a secret, or a memory that is nothing but one: never worth storing."""
+    return bool(candidate.value and REDACTED in candidate.value) or candidate.content.strip() == REDACTED
 
 
 def combined_confidence(*confidences: float) -> float:
@@ -66,10 +92,11 @@ async def persist(pm: ProjectMemory, candidate: Candidate, provenance: Provenanc
 
     ``supersede_ids`` are semantic memories the candidate replaces; they are marked superseded, never deleted.
     """
+    candidate = redact_candidate(candidate)
     prov = _provenance(candidate, provenance)
     if candidate.key and candidate.value:
         key = pm.scope.key(candidate.key)
-        write = await pm.facts.put(key, candidate.value, prov, kind=candidate.kind)
+        write = await pm.facts.put(key, candidate.value, prov, kind=candidate.kind, statement=candidate.content)
         return WriteOutcome(f"fact_{write.action}", str(key), write.fact.value, candidate.confidence,
                             write.previous.value if write.previous else None)
     category = _category(candidate)
@@ -97,9 +124,19 @@ def _category(candidate: Candidate) -> str:
 
 
 async def gate_and_write(pm: ProjectMemory, candidate: Candidate, provenance: Provenance, *, threshold: float,
-                         supersede_ids: Sequence[str] = (), now: datetime | None = None) -> WriteOutcome:
-    """Apply the confidence gate to one candidate and write it where it belongs."""
-    waiting = await pm.pending.find(candidate)
+                         supersede_ids: Sequence[str] = (), now: datetime | None = None,
+                         pending_id: int | None = None) -> WriteOutcome:
+    """Apply the confidence gate to one candidate and write it where it belongs.
+
+    ``pending_id`` names the waiting item the extractor said this candidate repeats or confirms (by local id);
+    without it the waiting item is found by key (and value), else by similar content.
+    """
+    candidate = redact_candidate(candidate)
+    if secret_valued(candidate):
+        return WriteOutcome("dropped", "", candidate.content, candidate.confidence)
+    waiting = await pm.pending.get(pending_id) if pending_id is not None else None
+    if waiting is None:
+        waiting = await pm.pending.find(candidate)
     if waiting is not None and not candidate.hedged:
         evidence = combined_confidence(waiting.candidate.confidence, candidate.confidence)
         if candidate.confirms or evidence >= threshold or candidate.confidence >= threshold:
@@ -133,6 +170,7 @@ async def promote(pm: ProjectMemory, pending_id: int, provenance: Provenance) ->
     item = await pm.pending.take(pending_id)
     if item is None:
         return None
-    candidate = item.candidate.model_copy(update={"hedged": False, "confidence": max(item.candidate.confidence, 1.0)})
+    candidate = redact_candidate(item.candidate)
+    candidate = candidate.model_copy(update={"hedged": False, "confidence": max(item.candidate.confidence, 1.0)})
     outcome = await persist(pm, candidate, provenance)
     return WriteOutcome("promoted", outcome.target, outcome.content, candidate.confidence, outcome.previous)
