@@ -25,6 +25,8 @@ from z0_memory.schemas import Provenance
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Layered, self-correcting memory for LangGraph.")
 memories_app = typer.Typer(no_args_is_help=True, help="Inspect and curate long-term memory.")
 app.add_typer(memories_app, name="memories")
+extraction_app = typer.Typer(no_args_is_help=True, help="Post-turn extraction maintenance.")
+app.add_typer(extraction_app, name="extraction")
 console = Console()
 err = Console(stderr=True)
 
@@ -222,6 +224,108 @@ async def reembed(ctx: typer.Context) -> None:
     finally:
         await memory.close()
     console.print(f"re-embedded {n} memories with {memory.providers.embedding_name}")
+
+
+@app.command()
+@run
+async def recall(ctx: typer.Context, query: str, mode: str = typer.Option("code", help="code (5 rounds) or chat (3)."),
+                 rounds: int = typer.Option(None, help="Override the round cap.")) -> None:
+    """Run the retrieval loop and print every round."""
+    from z0_memory.graphs.retrieval import builder
+
+    context = _settings(ctx).context(mode=mode, **({"max_rounds": rounds} if rounds else {}))
+    async with Z0Memory(context) as memory:
+        out = await builder.compile(store=memory.store()).ainvoke({"question": query}, context=context)
+    table = Table(title=f"Retrieval rounds for: {query}")
+    for col in ("round", "query", "strategies", "hits", "verdict", "reason", "next"):
+        table.add_column(col)
+    for r in out["trace"]:
+        table.add_row(str(r.round), r.query, "+".join(r.strategies), str(len(r.hits)),
+                      "sufficient" if r.verdict else "insufficient", r.reason + (f" [{r.error}]" if r.error else ""),
+                      r.next_action, )
+    console.print(table)
+    hits = Table(title=f"Evidence (stopped: {out['stop_reason']})")
+    for col in ("#", "score", "kind", "key", "content"):
+        hits.add_column(col)
+    for i, h in enumerate(out["memories"][: context.top_k], 1):
+        hits.add_row(str(i), f"{h.score:.3f}", h.kind + (" (superseded)" if h.superseded else ""), h.key or "",
+                     h.content)
+    console.print(hits)
+
+
+@app.command()
+@run
+async def chat(ctx: typer.Context, mode: str = typer.Option("chat", help="chat (memory injected) or code (tools)."),
+               thread: str = typer.Option(None, help="Thread id: reuse one to continue a session.")) -> None:
+    """Talk to the chat or code graph; every turn is remembered. Ctrl-D or 'exit' ends the session."""
+    import uuid
+
+    from rich.text import Text
+
+    from z0_memory.graphs.chat import builder as chat_builder
+    from z0_memory.graphs.code import builder as code_builder
+
+    context = _settings(ctx).context(mode=mode)
+    thread_id = thread or f"cli-{uuid.uuid4().hex[:8]}"
+    async with Z0Memory(context) as memory:
+        graph = (code_builder if mode == "code" else chat_builder).compile(
+            store=memory.store(), checkpointer=memory.checkpointer())
+        console.print(f"project {context.project}, {mode} mode, thread {thread_id} (Ctrl-D or 'exit' to stop)")
+        while True:
+            try:
+                text = await asyncio.to_thread(input, "you> ")
+            except EOFError:
+                break
+            if text.strip().lower() in {"exit", "quit"}:
+                break
+            if not text.strip():
+                continue
+            out = await graph.ainvoke({"messages": [("user", text)]}, {"configurable": {"thread_id": thread_id}},
+                                      context=context)
+            console.print(Text(out["messages"][-1].content), style="green")
+            for o in out.get("extraction", []):
+                console.print(Text(f"  remembered: {o.get('action')} {o.get('target', '')} {o.get('content', '')}"),
+                              style="dim")
+
+
+@app.command()
+@run
+async def ingest(ctx: typer.Context, file: str = typer.Argument(..., help="LoCoMo .json, or a .jsonl/.txt transcript.")
+                 ) -> None:
+    """Import a LoCoMo-style conversation (raw turns) or a transcript (through extraction)."""
+    from pathlib import Path
+
+    from rich.progress import Progress
+
+    from z0_memory.ingest import ingest_locomo, ingest_transcript, is_locomo
+
+    path = Path(file)
+    if not path.is_file():
+        raise ValueError(f"{file} is not a file")
+    context = _settings(ctx).context()
+    async with Z0Memory(context) as memory:
+        with Progress(console=console) as progress:
+            task = progress.add_task(f"ingesting {path.name}", total=None)
+            update = lambda done, total: progress.update(task, completed=done, total=total)  # noqa: E731
+            if is_locomo(path):
+                n = await ingest_locomo(memory, context, path, update)
+                summary = f"{n} turns stored as memories"
+            else:
+                n = await ingest_transcript(memory, context, path, update)
+                summary = f"{n} memories written by extraction"
+    console.print(f"{path.name}: {summary} in project {context.project}")
+
+
+@extraction_app.command("retry")
+@run
+async def extraction_retry(ctx: typer.Context) -> None:
+    """Run the turns whose extraction failed (model errors) again."""
+    from z0_memory.nodes.extraction import retry_failed_extractions
+
+    context = _settings(ctx).context()
+    async with Z0Memory(context) as memory:
+        result = await retry_failed_extractions(memory, context)
+    console.print(f"retried {result['retried']} turn(s); {result['still_failing']} still failing")
 
 
 @app.command()
