@@ -1,12 +1,20 @@
 """The post-turn extraction node: what did this turn settle, and where does it belong?
 
-It reads the latest turn from ``messages`` (the last human message and the assistant replies after it; system
-messages, tool messages and injected memory blocks are never read, so recalled memory is not re-extracted), shows
-the extractor the related existing memories under small local ids, and sends every candidate through the write gate
-(``z0_memory.writes``). The extractor is the configured model (structured output), else the offline bilingual rules.
+It reads the latest turn from ``messages``: the last human message and the assistant replies after it, plus the
+assistant message right before it (context only: what a bare "yes, let's do that" accepts). System messages, tool
+messages, tool-call-only assistant messages and injected ``<memory>`` blocks are never read, so recalled memory is
+not re-extracted; secrets are redacted from the turn before any extractor sees it. The extractor is shown the
+related existing memories (current facts, waiting pending items, close semantic memories) under small local ids,
+so it can say "same as 3" or "supersedes 2" without inventing ids; the node maps those ids back to real rows. Every
+candidate goes through the write gate (``z0_memory.writes``, which documents the 0.7 default threshold). The
+extractor is the configured model (structured output into ``ExtractionResult``), else the offline bilingual rules.
 
 A model failure never breaks or loses the turn: after its retries the turn is stored in ``z0_extraction_queue``
-and the node returns normally; ``retry_failed_extractions`` (CLI: ``z0-memory extraction retry``) runs it again.
+and the node returns normally; ``retry_failed_extractions(memory, ctx)`` runs the queued turns again.
+
+Provenance of every write: the thread id, the ids of the messages it came from, the extractor (``offline-rules/1``
+or ``llm/<model>``), the confidence, and the time (fact versions: ``recorded_at``; semantic rows: ``created_at``
+and metadata; pending rows: ``first_seen``/``last_seen``).
 """
 
 from __future__ import annotations
@@ -27,9 +35,9 @@ from z0_memory.llm import ModelCallError, invoke_structured
 from z0_memory.nodes.common import scope_of
 from z0_memory.offline.extractor import OFFLINE_EXTRACTOR_NAME, ExistingMemory, TurnMessage, extract_candidates
 from z0_memory.prompts import EXTRACTOR_SYSTEM, EXTRACTOR_USER
-from z0_memory.redaction import redact_secrets
+from z0_memory.redaction import REDACTED, find_secrets, redact_secrets, scrub
 from z0_memory.rendering import strip_memory_blocks
-from z0_memory.schemas import Candidate, Provenance
+from z0_memory.schemas import Candidate, MemoryKey, Provenance
 from z0_memory.tokens import message_text
 from z0_memory.writes import gate_and_write
 
@@ -52,21 +60,64 @@ class Related:
     value: str | None
     pending: bool
     memory_id: str | None
+    pending_id: int | None = None
+
+    @property
+    def is_fact(self) -> bool:
+        return bool(self.key) and not self.pending and self.memory_id is None
 
 
-def latest_turn(messages: Sequence[AnyMessage]) -> list[TurnMessage]:
-    """The last human message and the assistant text after it; nothing else."""
+def _turn_message(message: AnyMessage) -> TurnMessage | None:
+    if isinstance(message, SystemMessage) or not isinstance(message, HumanMessage | AIMessage):
+        return None  # system, tool and other messages are never read
+    text = redact_secrets(strip_memory_blocks(message_text(message)))
+    if not text:  # e.g. an assistant message that only calls tools
+        return None
+    return TurnMessage("user" if isinstance(message, HumanMessage) else "assistant", text, message.id)
+
+
+def _turn_messages(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
     start = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], HumanMessage)), None)
     if start is None:
         return []
-    turn = []
-    for message in messages[start:]:
-        if isinstance(message, HumanMessage | AIMessage) and not isinstance(message, SystemMessage):
-            text = strip_memory_blocks(message_text(message))
-            if text:
-                turn.append(TurnMessage("user" if isinstance(message, HumanMessage) else "assistant", text,
-                                        message.id))
-    return turn
+    if start > 0 and isinstance(messages[start - 1], AIMessage):
+        start -= 1
+    return list(messages[start:])
+
+
+def latest_turn(messages: Sequence[AnyMessage]) -> list[TurnMessage]:
+    """The assistant message just before the last human message (context), that message, and the replies after it.
+
+    Texts are redacted of secrets and stripped of injected memory blocks.
+    """
+    return [m for m in map(_turn_message, _turn_messages(messages)) if m is not None]
+
+
+def turn_secrets(messages: Sequence[AnyMessage]) -> list[str]:
+    """The secret strings said in the latest turn, to scrub from whatever the extractor returns."""
+    found: list[str] = []
+    for message in _turn_messages(messages):
+        if isinstance(message, HumanMessage | AIMessage):
+            found += [s for s in find_secrets(message_text(message)) if s not in found]
+    return found
+
+
+def _first_user(turn: Sequence[TurnMessage]) -> int:
+    return next((i for i, m in enumerate(turn) if m.role == "user"), 0)
+
+
+def said_ids(turn: Sequence[TurnMessage]) -> list[str]:
+    """Ids of the messages of the turn proper (from the user's message on): the default provenance."""
+    return [m.id for m in turn[_first_user(turn):] if m.id]
+
+
+def render_turn(turn: Sequence[TurnMessage]) -> str:
+    """The turn as the LLM extractor reads it; an assistant message before the user's is marked as context."""
+    first = _first_user(turn)
+    return "\n".join(
+        f"{'ASSISTANT (previous reply, context only)' if i < first else m.role.upper()}: {m.text}"
+        for i, m in enumerate(turn)
+    )
 
 
 async def related_memories(pm: Any, turn: Sequence[TurnMessage]) -> list[Related]:
@@ -77,37 +128,38 @@ async def related_memories(pm: Any, turn: Sequence[TurnMessage]) -> list[Related
         items.append(Related(0, f"{fact.key}: {fact.value}", str(fact.key), fact.value, False, None))
     for pending in await pm.pending.list():
         c = pending.candidate
-        items.append(Related(0, c.content, c.key, c.value, True, None))
+        items.append(Related(0, c.content, c.key, c.value, True, None, pending.id))
     for hit in await pm.semantic.hybrid_search(text, RELATED_LIMIT) if text else []:
         if hit.key is None:
             items.append(Related(0, hit.content, None, None, False, hit.id))
-    return [Related(i, r.content, r.key, r.value, r.pending, r.memory_id) for i, r in enumerate(items, 1)]
+    return [Related(i, r.content, r.key, r.value, r.pending, r.memory_id, r.pending_id)
+            for i, r in enumerate(items, 1)]
 
 
 async def _llm_candidates(model: Any, turn: Sequence[TurnMessage], related: Sequence[Related], ctx: Context,
                           project: str) -> list[Candidate]:
     existing = "\n".join(f"{r.local_id}: {'(pending) ' if r.pending else ''}{r.content}" for r in related) or "(none)"
-    rendered = "\n".join(f"{m.role.upper()}: {m.text}" for m in turn)
-    prompt = EXTRACTOR_USER.format(project=project, existing=existing, turn=rendered)
+    prompt = EXTRACTOR_USER.format(project=project, existing=existing, turn=render_turn(turn))
     result = await invoke_structured(model, ExtractionResult, [SystemMessage(EXTRACTOR_SYSTEM), HumanMessage(prompt)],
                                      ctx, what="memory extractor")
     return result.candidates
 
 
-def _clean(candidate: Candidate, project: str, message_ids: list[str]) -> Candidate | None:
-    """Redact secrets, check the key belongs to the project (else keep it as a keyless memory)."""
+def _clean(candidate: Candidate, project: str, message_ids: list[str], secrets: Sequence[str] = ()) -> Candidate | None:
+    """Redact secrets (also the literal ``secrets`` said in the turn), check the key belongs to the project (else
+    keep it as a keyless memory). None for a candidate with nothing left to store, or whose value is a secret.
+    """
+    secrets = tuple(secrets)
     update: dict[str, Any] = {
-        "content": redact_secrets(candidate.content).strip(),
-        "value": redact_secrets(candidate.value).strip() if candidate.value else None,
-        "rationale": redact_secrets(candidate.rationale) if candidate.rationale else None,
+        "content": scrub(candidate.content, secrets).strip(),
+        "value": scrub(candidate.value, secrets).strip() if candidate.value else None,
+        "rationale": scrub(candidate.rationale, secrets) if candidate.rationale else None,
         "source_message_ids": candidate.source_message_ids or message_ids,
     }
-    if not update["content"] or update["content"] == "[REDACTED]" or update["value"] == "[REDACTED]":
+    if not update["content"] or update["content"] == REDACTED or REDACTED in (update["value"] or ""):
         return None
     if candidate.key:
         try:
-            from z0_memory.schemas import MemoryKey
-
             if MemoryKey.parse(candidate.key).project != project:
                 raise InvalidKeyError("foreign project")
         except InvalidKeyError:
@@ -117,35 +169,69 @@ def _clean(candidate: Candidate, project: str, message_ids: list[str]) -> Candid
     return candidate.model_copy(update=update)
 
 
+def _on_key(candidate: Candidate, fact: Related) -> Candidate:
+    """The candidate as a new value (or a repeat) of an existing fact's key."""
+    return candidate.model_copy(update={"key": fact.key, "value": candidate.value or fact.value})
+
+
 async def write_candidates(pm: Any, candidates: Sequence[Candidate], related: Sequence[Related], ctx: Context,
-                           provenance: Provenance) -> list[dict[str, Any]]:
+                           provenance: Provenance, secrets: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Map each candidate's local ids to real rows and send it through the write gate.
+
+    ``same_as`` a semantic memory confirms that row; ``same_as`` a fact puts the candidate on the fact's key (so
+    the fact is confirmed, or superseded if the value differs); ``same_as`` a pending item matches that item.
+    ``supersedes`` a semantic memory marks it superseded (kept, not deleted); ``supersedes`` a fact under another
+    key moves the candidate onto that key, so the old value becomes history of one key instead of staying current.
+    Unknown local ids are ignored.
+    """
     by_id = {r.local_id: r for r in related}
     outcomes: list[dict[str, Any]] = []
     message_ids = list(provenance.message_ids)
     for raw in candidates:
-        candidate = _clean(raw, pm.scope.project, message_ids)
+        candidate = _clean(raw, pm.scope.project, message_ids, secrets)
         if candidate is None:
-            outcomes.append({"action": "dropped", "reason": "empty or secret-only candidate"})
+            outcomes.append({"action": "dropped", "reason": "empty or secret-valued candidate"})
             continue
-        repeat = by_id.get(candidate.same_as) if candidate.same_as else None
+        repeat = by_id.get(candidate.same_as) if candidate.same_as is not None else None
         if repeat is not None and repeat.memory_id and not candidate.key:
-            await pm.semantic.confirm(repeat.memory_id)
-            outcomes.append({"action": "memory_confirmed", "target": repeat.memory_id, "content": repeat.content})
+            count = await pm.semantic.confirm(repeat.memory_id)
+            outcomes.append({"action": "memory_confirmed", "target": repeat.memory_id, "content": repeat.content,
+                             "confidence": round(candidate.confidence, 3), "confirmations": count})
             continue
-        supersede = [by_id[i].memory_id for i in candidate.supersedes if i in by_id and by_id[i].memory_id]
-        outcome = await gate_and_write(pm, candidate, provenance, threshold=float(ctx.confidence_threshold),
-                                       supersede_ids=supersede)
+        pending_id = None
+        if repeat is not None and repeat.is_fact and candidate.key != repeat.key:
+            candidate = _on_key(candidate, repeat)
+        elif repeat is not None and repeat.pending:
+            pending_id = repeat.pending_id
+        supersede: list[str] = []
+        for local_id in candidate.supersedes:
+            old = by_id.get(local_id)
+            if old is None:
+                continue
+            if old.memory_id:
+                supersede.append(old.memory_id)
+            elif old.is_fact and candidate.value and candidate.key != old.key:
+                candidate = _on_key(candidate, old)
+        try:
+            outcome = await gate_and_write(pm, candidate, provenance, threshold=float(ctx.confidence_threshold),
+                                           supersede_ids=supersede, pending_id=pending_id)
+        except ValueError as exc:  # a candidate the stores refuse (bad key segment, empty value); others still count
+            outcomes.append({"action": "dropped", "reason": str(exc)[:200]})
+            continue
         outcomes.append({"action": outcome.action, "target": outcome.target, "content": outcome.content,
                          "confidence": round(outcome.confidence, 3), "previous": outcome.previous})
     return outcomes
 
 
 async def extract_turn(pm: Any, memory: Any, turn: Sequence[TurnMessage], ctx: Context,
-                       thread_id: str | None) -> list[dict[str, Any]]:
-    """Extract and write one turn; raises ModelCallError when the model fails (the caller queues the turn)."""
+                       thread_id: str | None, secrets: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """Extract and write one turn; raises ModelCallError when the model fails (the caller queues the turn).
+
+    ``secrets``: the secret strings said in the turn (``turn_secrets``), scrubbed from every candidate.
+    """
     related = await related_memories(pm, turn)
     model = memory.providers.chat("extractor", ctx)
-    message_ids = [m.id for m in turn if m.id]
+    message_ids = said_ids(turn)
     if model is None:
         existing = [ExistingMemory(r.local_id, r.content, r.key, r.value, r.pending) for r in related]
         candidates = extract_candidates(turn, project=pm.scope.project, existing=existing)
@@ -154,13 +240,14 @@ async def extract_turn(pm: Any, memory: Any, turn: Sequence[TurnMessage], ctx: C
         candidates = await _llm_candidates(model, turn, related, ctx, pm.scope.project)
         extractor = f"llm/{getattr(model, 'model_name', None) or type(model).__name__}"
     provenance = Provenance(thread_id=thread_id, message_ids=message_ids, extractor=extractor)
-    return await write_candidates(pm, candidates, related, ctx, provenance)
+    return await write_candidates(pm, candidates, related, ctx, provenance, secrets)
 
 
 async def extract(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     """Post-turn node: extract memories from the latest turn of ``messages``."""
     ctx, memory, pm = scope_of(runtime)
-    turn = latest_turn(state.get("messages", []))
+    messages = state.get("messages", [])
+    turn = latest_turn(messages)
     if not turn:
         return {"extraction": []}
     try:
@@ -168,14 +255,17 @@ async def extract(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
     except RuntimeError:
         thread_id = None
     try:
-        return {"extraction": await extract_turn(pm, memory, turn, ctx, thread_id)}
+        return {"extraction": await extract_turn(pm, memory, turn, ctx, thread_id, turn_secrets(messages))}
     except ModelCallError as exc:
-        queued = await queue_failed_turn(pm, turn, thread_id, str(exc))
-        return {"extraction": [{"action": "queued_for_retry", "target": str(queued), "error": str(exc)}]}
+        error = redact_secrets(str(exc))
+        queued = await queue_failed_turn(pm, turn, thread_id, error)
+        return {"extraction": [{"action": "queued_for_retry", "target": str(queued), "error": error}]}
 
 
 async def queue_failed_turn(pm: Any, turn: Sequence[TurnMessage], thread_id: str | None, error: str) -> int:
+    """Record a turn whose extraction failed (messages and error redacted) for ``retry_failed_extractions``."""
     payload = json.dumps([{"role": m.role, "text": redact_secrets(m.text), "id": m.id} for m in turn])
+    error = redact_secrets(error)
     async with pm.semantic.db.connection() as conn:
         row = await (await conn.execute(
             "INSERT INTO z0_extraction_queue (project, user_id, thread_id, messages, error) "
@@ -186,7 +276,11 @@ async def queue_failed_turn(pm: Any, turn: Sequence[TurnMessage], thread_id: str
 
 
 async def retry_failed_extractions(memory: Any, ctx: Context) -> dict[str, int]:
-    """Run the queued turns of the context's scope again; a success removes the entry, a failure counts it."""
+    """Run the queued turns of the context's scope again; a success removes the entry, a failure counts it.
+
+    Returns ``{"retried": n, "still_failing": m}``. Two runs at once on one scope would both extract the same turns
+    (the writes deduplicate, but confirmations would count twice): run one at a time.
+    """
     pm = memory.scope(ctx.project, ctx.user_id)
     async with memory.db.connection() as conn:
         rows = await (await conn.execute(
@@ -201,7 +295,7 @@ async def retry_failed_extractions(memory: Any, ctx: Context) -> dict[str, int]:
         except ModelCallError as exc:
             async with memory.db.connection() as conn:
                 await conn.execute("UPDATE z0_extraction_queue SET attempts = attempts + 1, last_attempt_at = now(), "
-                                   "error = %s WHERE id = %s", [str(exc)[:2000], row["id"]])
+                                   "error = %s WHERE id = %s", [redact_secrets(str(exc))[:2000], row["id"]])
             failed += 1
             continue
         async with memory.db.connection() as conn:

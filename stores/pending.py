@@ -1,6 +1,6 @@
 """Pending candidates: what a turn said with too little confidence to keep, waiting for a later confirmation.
 
-A candidate that matches a waiting one (the same key, or nearly the same words) confirms it instead of adding a
+A candidate that matches a waiting one (the same key with the same value, or nearly the same words) confirms it instead of adding a
 second row: the confirmation count goes up, ``last_seen`` moves, the expiry is pushed back and the higher
 confidence is kept. Matching and confirming run under a per-scope advisory lock, so two turns confirming the same
 item at once count twice, never create two rows. Items past ``expires_at`` are invisible and purged.
@@ -43,6 +43,13 @@ def _item(row: dict[str, Any]) -> PendingItem:
     )
 
 
+def _same_value(a: str | None, b: str | None) -> bool:
+    """Values agree when either is unknown or both read the same ignoring case and spacing."""
+    if not a or not b:
+        return True
+    return "".join(a.casefold().split()) == "".join(b.casefold().split())
+
+
 class PendingStore:
     """Pending candidates of one scope."""
 
@@ -73,7 +80,8 @@ class PendingStore:
 
     def _matches(self, item: PendingItem, candidate: Candidate) -> bool:
         if candidate.key and item.candidate.key:
-            return candidate.key == item.candidate.key
+            # "maybe Redis" and "maybe Memcached" for the cache are two options, not one repeated
+            return candidate.key == item.candidate.key and _same_value(candidate.value, item.candidate.value)
         return term_overlap(candidate.content, item.candidate.content) >= SIMILAR_CONTENT
 
     async def find(self, candidate: Candidate) -> PendingItem | None:

@@ -62,6 +62,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Literal
 
+from z0_memory.redaction import REDACTED, redact_secrets
 from z0_memory.schemas import Candidate, normalize_segment
 from z0_memory.text import ENGLISH_STOPWORDS, STOPWORDS, contains_cjk
 
@@ -76,8 +77,6 @@ __all__ = [
     "extract_candidates",
     "redact_secrets",
 ]
-
-REDACTED = "[REDACTED]"
 
 CONF_DECISION = 0.9
 CONF_SWITCH = 0.92
@@ -300,42 +299,6 @@ def _build_phrase_index() -> list[tuple[re.Pattern[str], Slot]]:
 _VALUES = _build_value_index()
 _PHRASES = _build_phrase_index()
 _SLOT_BY_KEY = {(s.category, s.entity): s for s in SLOTS}
-
-
-# --- secrets ----------------------------------------------------------------------------------------------
-
-_SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)", re.S), REDACTED),
-    (re.compile(r"\b(?:sk|rk|pk)[-_](?:live|test|proj|ant|or)?[-_]?[A-Za-z0-9_\-]{16,}"), REDACTED),
-    (re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}"), REDACTED),
-    (re.compile(r"\bglpat-[A-Za-z0-9_\-]{16,}"), REDACTED),
-    (re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b"), REDACTED),
-    (re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"), REDACTED),
-    (re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"), REDACTED),
-    (re.compile(r"\beyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]+"), REDACTED),
-    (re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/\-=]{8,}"), rf"\1 {REDACTED}"),
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@]+):[^\s@/]+@"), rf"\1:{REDACTED}@"),
-    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[A-Za-z0-9_\-]{16,}@"), rf"\1{REDACTED}@"),
-    (
-        re.compile(
-            r"(?i)\b((?:[a-z0-9]+_)*(?:password|passwd|pwd|passphrase|secret|token|api[_\s-]?key|access[_\s-]?key|"
-            r"private[_\s-]?key|client[_\s-]?secret|credentials?|dsn|webhook[_\s-]?secret)(?:_[a-z0-9]+)*)"
-            r"(\s*(?:is|was|are|[:=])\s*|\s+)(?!\[REDACTED\])(?:\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|[^\s\"',;，。]{3,})"
-        ),
-        rf"\1\2{REDACTED}",
-    ),
-    (
-        re.compile(r"(密码|口令|密钥|秘钥|令牌|token|Token|TOKEN)(\s*(?:是|为|：|:|=)\s*)(?!\[REDACTED\])[^\s，。,;；]{3,}"),
-        rf"\1\2{REDACTED}",
-    ),
-)
-
-
-def redact_secrets(text: str) -> str:
-    """Replace API keys, tokens, passwords, private keys and URL credentials in ``text`` with ``[REDACTED]``."""
-    for pattern, repl in _SECRET_PATTERNS:
-        text = pattern.sub(repl, text)
-    return text
 
 
 # --- cleaning and splitting -----------------------------------------------------------------------------

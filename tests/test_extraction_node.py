@@ -1,0 +1,386 @@
+"""The post-turn extraction node through its graph, on the real database.
+
+A scripted chat model stands in for the LLM extractor: its structured output follows a script and every call's
+messages are recorded, so the tests check what the extractor was asked (only this turn, related memories under
+small local ids) as well as what ended up in the tables. The offline extractor runs the end-to-end scenarios.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.outputs import ChatResult
+from langchain_core.runnables import RunnableLambda
+from pydantic import ConfigDict
+
+from z0_memory.config import Context
+from z0_memory.graphs.extraction import build_extraction_graph
+from z0_memory.nodes.extraction import ExtractionResult, latest_turn, queue_failed_turn, retry_failed_extractions
+from z0_memory.offline.extractor import OFFLINE_EXTRACTOR_NAME, TurnMessage
+from z0_memory.prompts import EXTRACTOR_SYSTEM
+from z0_memory.schemas import Candidate, Provenance
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+CTX = Context(project="acme")
+FAST_FAIL = Context(project="acme", model_timeout_s=0.2, model_retries=1)
+GITHUB_TOKEN = "ghp_Qw3rTy7uIo9pAs1dFg5hJk8lZx2cVb4nM6q0"
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+class ScriptedExtractor(BaseChatModel):
+    """A chat model whose structured output follows a script and which records every call's messages.
+
+    Script items: an ``ExtractionResult``; a callable ``(messages) -> ExtractionResult`` (to answer with local ids
+    read from the prompt); an exception instance (raised); ``("sleep", seconds)``; or any other object, returned
+    as is (malformed output). The last item repeats when the script runs out.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    script: list[Any]
+    calls: list[list[BaseMessage]] = []
+    model_name: str = "scripted"
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-extractor"
+
+    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
+                  **kwargs: Any) -> ChatResult:
+        raise NotImplementedError("the extractor is only called through with_structured_output")
+
+    def with_structured_output(self, schema: Any, **kwargs: Any) -> Any:  # noqa: D102
+        assert schema is ExtractionResult
+
+        async def answer(messages: list[BaseMessage]) -> Any:
+            item = self.script[min(len(self.calls), len(self.script) - 1)]
+            self.calls.append(list(messages))
+            if isinstance(item, BaseException):
+                raise item
+            if isinstance(item, tuple) and item[0] == "sleep":
+                await asyncio.sleep(item[1])
+                return ExtractionResult()
+            return item(messages) if callable(item) else item
+
+        return RunnableLambda(answer)
+
+    def prompts(self) -> list[str]:
+        return [str(call[-1].content) for call in self.calls]
+
+
+@contextmanager
+def extractor(memory, model: BaseChatModel | None) -> Iterator[None]:
+    chat_models = memory.providers.chat_models
+    saved = dict(chat_models)
+    if model is not None:
+        chat_models["extractor"] = model
+    try:
+        yield
+    finally:
+        chat_models.clear()
+        chat_models.update(saved)
+
+
+async def run(memory, messages: list[Any], *, thread: str = "t1", ctx: Context = CTX) -> list[dict[str, Any]]:
+    graph = build_extraction_graph().compile(store=memory.store())
+    out = await graph.ainvoke({"messages": messages}, {"configurable": {"thread_id": thread}}, context=ctx)
+    return out["extraction"]
+
+
+def local_id(prompt: str, text: str) -> int:
+    """The local id the prompt gave the existing memory containing ``text``."""
+    for line in prompt.splitlines():
+        m = re.match(r"^(\d+): (.*)$", line)
+        if m and text in m.group(2):
+            return int(m.group(1))
+    raise AssertionError(f"{text!r} is not among the existing memories:\n{prompt}")
+
+
+def decision(key: str, value: str, conf: float = 0.9, **kw: Any) -> Candidate:
+    return Candidate(kind="decision", key=key, value=value, confidence=conf,
+                     content=f"{key.split(':')[-1].replace('_', ' ')}: {value}", **kw)
+
+
+async def table(memory, name: str) -> list[dict[str, Any]]:
+    async with memory.db.connection() as conn:
+        return await (await conn.execute(f"SELECT * FROM {name} ORDER BY 1")).fetchall()
+
+
+# --- what the extractor is asked ---------------------------------------------------------------------------
+
+
+async def test_extractor_reads_only_the_turn_and_related_memories_by_local_id(memory):
+    pm = memory.scope("acme")
+    await pm.facts.put("acme:stack:backend_framework", "Express", Provenance(extractor="seed"))
+    await pm.semantic.add("The team prefers small pull requests", category="process", kind="preference")
+    await pm.pending.add(decision("acme:database:cache", "Redis", 0.35, hedged=True), Provenance(extractor="seed"))
+    model = ScriptedExtractor(script=[lambda msgs: ExtractionResult(candidates=[
+        decision("acme:stack:backend_framework", "Hono", supersedes=[local_id(msgs[-1].content, "Express")],
+                 rationale="it runs on the edge")])])
+    messages = [
+        SystemMessage("# Project rules\nAlways use tabs. RULES-MARKER"),
+        HumanMessage("What did we pick for CI? EARLIER-QUESTION"),
+        AIMessage("GitHub Actions, as far as I know."),
+        HumanMessage("<memory>\n[1] RECALLED-MARKER backend framework: Express\n</memory>\n"
+                     "For the backend we'll use Hono, it runs on the edge.", id="h2"),
+        AIMessage("", tool_calls=[{"name": "recall_memory", "args": {"query": "db"}, "id": "c1"}]),
+        ToolMessage("database: MySQL TOOL-MARKER", tool_call_id="c1"),
+        AIMessage("Hono it is.", id="a2"),
+    ]
+    with extractor(memory, model):
+        outcomes = await run(memory, messages)
+
+    [call] = model.calls
+    assert isinstance(call[0], SystemMessage) and call[0].content == EXTRACTOR_SYSTEM
+    prompt = call[-1].content
+    assert "USER: For the backend we'll use Hono" in prompt and "ASSISTANT: Hono it is." in prompt
+    assert "ASSISTANT (previous reply, context only): GitHub Actions" in prompt
+    for marker in ("RULES-MARKER", "Always use tabs", "EARLIER-QUESTION", "RECALLED-MARKER", "TOOL-MARKER"):
+        assert marker not in prompt
+    existing = prompt.split("EXISTING MEMORIES")[1].split("THE TURN:")[0]
+    ids = [int(i) for i in re.findall(r"^(\d+): ", existing, re.M)]
+    assert ids == list(range(1, len(ids) + 1)) and len(ids) == 3
+    assert not UUID.search(prompt)
+    assert "(pending) " in existing and "small pull requests" in existing
+
+    assert [o["action"] for o in outcomes] == ["fact_superseded"]
+    old, new = await pm.facts.history("acme:stack:backend_framework")
+    assert (old.value, new.value, new.provenance.rationale) == ("Express", "Hono", "it runs on the edge")
+    assert new.provenance.message_ids == ["h2", "a2"] and new.provenance.extractor == "llm/scripted"
+
+
+async def test_latest_turn_ignores_everything_but_the_conversation() -> None:
+    turn = latest_turn([SystemMessage("rules"), HumanMessage("hi", id="1"), ToolMessage("t", tool_call_id="x"),
+                        AIMessage("<memory>only memory</memory>"), AIMessage("hello", id="2")])
+    assert [(m.role, m.text, m.id) for m in turn] == [("user", "hi", "1"), ("assistant", "hello", "2")]
+    assert latest_turn([AIMessage("no user yet")]) == []
+
+
+async def test_supersedes_local_ids_map_to_real_rows(memory):
+    pm = memory.scope("acme")
+    await pm.facts.put("acme:process:hosting", "Heroku", Provenance(extractor="seed", rationale="it was free"))
+    old_note = await pm.semantic.add("Deploys go out from Dave's laptop on Fridays", category="process",
+                                     kind="context")
+
+    def answer(msgs: list[BaseMessage]) -> ExtractionResult:
+        prompt = msgs[-1].content
+        return ExtractionResult(candidates=[
+            decision("acme:process:deploy", "Fly.io", supersedes=[local_id(prompt, "Heroku")]),
+            Candidate(kind="context", content="Deploys now run from CI on every merge to main", confidence=0.85,
+                      supersedes=[local_id(prompt, "Dave's laptop"), 99]),
+        ])
+
+    with extractor(memory, ScriptedExtractor(script=[answer])):
+        outcomes = await run(memory, [HumanMessage("We moved hosting to Fly.io; deploys run from CI on merge.")])
+    assert [o["action"] for o in outcomes] == ["fact_superseded", "memory_added"]
+    assert [(f.value, f.provenance.rationale) for f in await pm.facts.history("acme:process:hosting")] == [
+        ("Heroku", "it was free"), ("Fly.io", None)]
+    assert await pm.facts.get("acme:process:deploy") is None  # not a second, competing current fact
+    kept = await pm.semantic.get(old_note.id)
+    assert kept is not None and kept.superseded_at is not None
+
+
+async def test_same_as_confirms_instead_of_duplicating(memory):
+    pm = memory.scope("acme")
+    note = await pm.semantic.add("The team prefers small pull requests", category="process", kind="preference")
+    await pm.facts.put("acme:database:database", "Postgres", Provenance(extractor="seed"))
+
+    def answer(msgs: list[BaseMessage]) -> ExtractionResult:
+        prompt = msgs[-1].content
+        return ExtractionResult(candidates=[
+            Candidate(kind="preference", content="Small PRs are preferred", confidence=0.8,
+                      same_as=local_id(prompt, "small pull requests")),
+            Candidate(kind="fact", content="We are on Postgres", confidence=0.9,
+                      same_as=local_id(prompt, "Postgres")),
+        ])
+
+    with extractor(memory, ScriptedExtractor(script=[answer])):
+        outcomes = await run(memory, [HumanMessage("Reminder: small PRs please, and we're on Postgres.")])
+    assert [o["action"] for o in outcomes] == ["memory_confirmed", "fact_confirmed"]
+    assert (await pm.semantic.get(note.id)).metadata["confirmations"] == 2
+    facts = await table(memory, "z0_facts")
+    assert len(facts) == 1 and facts[0]["confirmations"] == 2
+    assert len([r for r in await pm.semantic.list() if r.fact_key is None]) == 1
+
+
+async def test_same_fact_said_twice_through_the_llm_is_one_fact(memory):
+    model = ScriptedExtractor(script=[ExtractionResult(candidates=[decision("acme:database:cache", "Redis")])])
+    with extractor(memory, model):
+        await run(memory, [HumanMessage("Redis is our cache.")], thread="a")
+        second = await run(memory, [HumanMessage("As I said, Redis is the cache.")], thread="b")
+    assert second[0]["action"] == "fact_confirmed"
+    [fact] = await table(memory, "z0_facts")
+    assert fact["confirmations"] == 2 and fact["version"] == 1
+
+
+async def test_llm_gate_pending_then_explicit_confirmation_by_local_id(memory):
+    pm = memory.scope("acme")
+    hedge = decision("acme:database:cache", "Redis", 0.35, hedged=True)
+    model = ScriptedExtractor(script=[
+        ExtractionResult(candidates=[hedge]),
+        ExtractionResult(candidates=[hedge]),
+        # the confirmation names no key: only the local id ties it to the waiting item
+        lambda msgs: ExtractionResult(candidates=[Candidate(
+            kind="decision", content="Yes, go with it", confidence=0.6, confirms=True,
+            same_as=local_id(msgs[-1].content, "(pending)"))]),
+    ])
+    with extractor(memory, model):
+        first = await run(memory, [HumanMessage("maybe we could try Redis")])
+        again = await run(memory, [HumanMessage("what about Redis?")])
+        assert [first[0]["action"], again[0]["action"]] == ["pending_created", "pending_confirmed"]
+        assert await pm.facts.get("acme:database:cache") is None
+        done = await run(memory, [HumanMessage("yes, go with Redis")])
+    assert done[0]["action"] == "promoted"
+    assert (await pm.facts.get("acme:database:cache")).value == "Redis" and await pm.pending.list() == []
+
+
+# --- secrets ---------------------------------------------------------------------------------------------------
+
+
+async def test_secrets_never_reach_the_model_or_the_tables(memory):
+    leaky = [
+        Candidate(kind="fact", content=f"CI pushes with token {GITHUB_TOKEN}", confidence=0.9,
+                  rationale=f"the token is {GITHUB_TOKEN}"),
+        Candidate(kind="fact", content="Staging password", key="acme:convention:staging_password",
+                  value="hunter2hunter2", confidence=0.9),
+        Candidate(kind="context", content=f"Maybe rotate {GITHUB_TOKEN} monthly", confidence=0.3, hedged=True),
+    ]
+    model = ScriptedExtractor(script=[ExtractionResult(candidates=leaky)])
+    text = f"CI pushes with token {GITHUB_TOKEN}; the staging password is hunter2hunter2."
+    with extractor(memory, model):
+        await run(memory, [HumanMessage(text)])
+    assert GITHUB_TOKEN not in model.prompts()[0] and "hunter2hunter2" not in model.prompts()[0]
+    await run(memory, [HumanMessage(f"We'll use Hono for the backend. Deploy token: {GITHUB_TOKEN}")])  # offline
+    dumped = json.dumps([await table(memory, t) for t in
+                         ("z0_facts", "z0_pending", "z0_memories", "z0_extraction_queue")], default=str)
+    assert GITHUB_TOKEN not in dumped and "hunter2hunter2" not in dumped
+    assert "[REDACTED]" in dumped
+
+
+# --- failure and retry -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("failure", [
+    RuntimeError("provider exploded"),
+    ("sleep", 1.0),
+    {"candidates": [{"kind": "not-a-kind", "content": "x", "confidence": 7}]},
+    "this is not json",
+], ids=["raises", "timeout", "malformed", "wrong-type"])
+async def test_model_failure_queues_the_turn_and_retry_recovers(memory, failure):
+    pm = memory.scope("acme")
+    broken = ScriptedExtractor(script=[failure])
+    text = f"We'll use Hono for the backend. The deploy token is {GITHUB_TOKEN}"
+    with extractor(memory, broken):
+        outcomes = await run(memory, [HumanMessage(text, id="h1")], thread="t-fail", ctx=FAST_FAIL)
+    assert [o["action"] for o in outcomes] == ["queued_for_retry"]
+    assert len(broken.calls) == 2  # one retry
+    [row] = await table(memory, "z0_extraction_queue")
+    assert row["attempts"] == 1 and row["thread_id"] == "t-fail"
+    assert GITHUB_TOKEN not in json.dumps(row, default=str) and "[REDACTED]" in row["messages"][0]["text"]
+    assert row["messages"][0]["id"] == "h1"
+
+    with extractor(memory, ScriptedExtractor(script=[RuntimeError("still down")])):
+        assert await retry_failed_extractions(memory, FAST_FAIL) == {"retried": 0, "still_failing": 1}
+    assert (await table(memory, "z0_extraction_queue"))[0]["attempts"] == 2
+
+    working = ScriptedExtractor(script=[ExtractionResult(candidates=[
+        decision("acme:stack:backend_framework", "Hono")])])
+    with extractor(memory, working):
+        assert await retry_failed_extractions(memory, FAST_FAIL) == {"retried": 1, "still_failing": 0}
+    assert await table(memory, "z0_extraction_queue") == []
+    assert "We'll use Hono" in working.prompts()[0] and GITHUB_TOKEN not in working.prompts()[0]
+    fact = await pm.facts.get("acme:stack:backend_framework")
+    assert fact.value == "Hono"
+    assert (fact.provenance.thread_id, fact.provenance.message_ids) == ("t-fail", ["h1"])
+
+
+async def test_the_queue_redacts_whatever_it_is_given(memory):
+    turn = [TurnMessage("user", f"push with {GITHUB_TOKEN}", "h1")]
+    await queue_failed_turn(memory.scope("acme"), turn, "t", f"model echoed password={GITHUB_TOKEN}")
+    [row] = await table(memory, "z0_extraction_queue")
+    assert GITHUB_TOKEN not in json.dumps(row, default=str) and row["messages"][0]["text"] == "push with [REDACTED]"
+
+
+async def test_retry_only_touches_its_own_scope(memory):
+    with extractor(memory, ScriptedExtractor(script=[RuntimeError("down")])):
+        await run(memory, [HumanMessage("We'll use Hono for the backend.")], ctx=FAST_FAIL)
+    other = Context(project="other", model_timeout_s=0.2, model_retries=0)
+    with extractor(memory, ScriptedExtractor(script=[ExtractionResult()])):
+        assert await retry_failed_extractions(memory, other) == {"retried": 0, "still_failing": 0}
+    assert len(await table(memory, "z0_extraction_queue")) == 1
+
+
+# --- offline end to end ------------------------------------------------------------------------------------------
+
+SCENARIOS = {
+    "en": ("maybe Redis for caching?", "ok, Redis for caching", "For the backend we'll use Hono",
+           "We switched from Hono to Fastify because cold starts were slow", "cold starts were slow"),
+    "zh": ("也许可以试试 Redis 做缓存", "确定用 Redis 做缓存", "后端框架定为 Hono。",
+           "不用 Hono 了，改用 Fastify，因为冷启动太慢", "冷启动太慢"),
+}
+
+
+@pytest.mark.parametrize("lang", sorted(SCENARIOS))
+async def test_offline_scenario_pending_promoted_superseded(memory, lang):
+    maybe, ok, hono, switch, why = SCENARIOS[lang]
+    pm = memory.scope("acme")
+    history: list[Any] = []
+
+    async def say(text: str, n: int) -> list[dict[str, Any]]:
+        history.append(HumanMessage(text, id=f"{lang}-h{n}"))
+        out = await run(memory, list(history), thread=f"s-{lang}")
+        history.append(AIMessage("Noted.", id=f"{lang}-a{n}"))
+        return out
+
+    assert [o["action"] for o in await say(maybe, 1)] == ["pending_created"]
+    [item] = await pm.pending.list()
+    assert (item.candidate.key, item.candidate.value, item.candidate.hedged) == ("acme:database:cache", "Redis", True)
+    assert (item.provenance.thread_id, item.provenance.message_ids, item.provenance.extractor) == (
+        f"s-{lang}", [f"{lang}-h1"], OFFLINE_EXTRACTOR_NAME)
+    assert await pm.facts.get("acme:database:cache") is None
+
+    assert [o["action"] for o in await say(ok, 2)] == ["promoted"]
+    cache = await pm.facts.get("acme:database:cache")
+    assert cache.value == "Redis" and await pm.pending.list() == []
+    assert set(cache.provenance.message_ids) == {f"{lang}-h1", f"{lang}-h2"}
+
+    assert [o["action"] for o in await say(hono, 3)] == ["fact_created"]
+    out = await say(switch, 4)
+    assert [(o["action"], o["content"], o["previous"]) for o in out] == [("fact_superseded", "Fastify", "Hono")]
+    old, new = await pm.facts.history("acme:stack:backend_framework")
+    assert (old.value, old.valid_to is not None, new.value, new.valid_to) == ("Hono", True, "Fastify", None)
+    assert new.provenance.rationale == why
+    for fact in (old, new, cache):
+        prov = fact.provenance
+        assert prov.thread_id == f"s-{lang}" and prov.extractor == OFFLINE_EXTRACTOR_NAME
+        assert prov.message_ids and 0.7 <= prov.confidence <= 1.0 and prov.recorded_at is not None
+    mirrors = await pm.semantic.list(include_superseded=True)
+    assert sum(m.fact_key == "acme:stack:backend_framework" for m in mirrors) == 2  # the old one is kept
+
+
+async def test_offline_bare_acceptance_of_the_previous_assistant_proposal(memory):
+    pm = memory.scope("acme")
+    out = await run(memory, [
+        HumanMessage("Which ORM should we use?", id="h1"),
+        AIMessage("For the ORM, I'd suggest Drizzle; it works well with Postgres.", id="a1"),
+        HumanMessage("Yes, let's do that.", id="h2"),
+    ])
+    assert [o["action"] for o in out] == ["fact_created"]
+    fact = await pm.facts.get("acme:database:orm")
+    assert fact.value == "Drizzle" and set(fact.provenance.message_ids) == {"a1", "h2"}
+
+
+async def test_a_turn_with_nothing_to_remember_writes_nothing(memory):
+    assert await run(memory, [HumanMessage("thanks, that's all for today")]) == []
+    assert await run(memory, [AIMessage("no user message at all")]) == []
+    for name in ("z0_facts", "z0_pending", "z0_memories", "z0_extraction_queue"):
+        assert await table(memory, name) == []
+
