@@ -340,6 +340,67 @@ def demo(ctx: typer.Context) -> None:
         raise typer.Exit(2) from None
 
 
+@app.command("eval")
+@run
+async def eval_command(
+    ctx: typer.Context,
+    dataset: str = typer.Argument(None, help="Scenario .jsonl, or LoCoMo .json / folder "
+                                             "(default: bench/data/project_memory_eval.jsonl)."),
+    config: list[str] = typer.Option(None, "--config", "-c", help="offline | scripted | openai:<model> | "
+                                     "compatible:<model>@<base_url>; repeat. Default: offline and scripted, plus "
+                                     "openai:gpt-4o and openai:gpt-4o-mini when OPENAI_API_KEY is set."),
+    json_out: str = typer.Option(None, "--json", help="Write the JSON report here."),
+    chart: str = typer.Option(None, "--chart", help="Write a PNG chart here (needs matplotlib)."),
+    seed_memories: bool = typer.Option(False, "--seed-memories", help="Store the expected memories directly "
+                                       "instead of extracting them from the turns."),
+    k: int = typer.Option(10, "--k", help="Top k memories scored for recall (the loop's top_k)."),
+    mode: str = typer.Option("code", help="code (5 rounds) or chat (3)."),
+    rounds: int = typer.Option(None, "--rounds", help="Override the round cap."),
+    limit_scenarios: int = typer.Option(None, "--limit-scenarios", help="Only the first N scenarios."),
+    limit_questions: int = typer.Option(None, "--limit-questions", help="Only the first N questions a scenario."),
+    price: list[str] = typer.Option(None, "--price", help="MODEL=IN,OUT: USD per million tokens, for models "
+                                    "missing from the price table."),
+) -> None:
+    """Evaluate retrieval and the judge on a labelled data set, per judge configuration."""
+    import os
+    from dataclasses import replace
+    from pathlib import Path
+
+    from rich.progress import Progress
+
+    from z0_memory.evaluation import EvalOptions, load_scenarios, parse_config, run_evaluation
+    from z0_memory.evaluation.models import parse_price
+    from z0_memory.evaluation.report import summary_table, write_chart, write_json
+
+    path = Path(dataset) if dataset else Path(__file__).resolve().parent.parent / "bench" / "data" / \
+        "project_memory_eval.jsonl"
+    if not path.exists():
+        raise ValueError(f"{path} does not exist (name a data set: z0-memory eval FILE)")
+    scenarios = load_scenarios(path)[:limit_scenarios]
+    if limit_questions:
+        scenarios = [replace(s, questions=s.questions[:limit_questions]) for s in scenarios]
+    names = config or ["offline", "scripted", *(["openai:gpt-4o", "openai:gpt-4o-mini"]
+                                                 if os.environ.get("OPENAI_API_KEY") else [])]
+    configs = [parse_config(n) for n in dict.fromkeys(names)]
+    options = EvalOptions(k=k, seed_memories=seed_memories, mode=mode, max_rounds=rounds,
+                          prices=dict(parse_price(p) for p in price or []))
+    with Progress(console=err, transient=True) as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done)
+
+        report = await run_evaluation(_settings(ctx).context(), scenarios, configs, options, progress=progress,
+                                      dataset=path.name)
+    console.print(summary_table(report))
+    if json_out:
+        console.print(f"JSON report: {write_json(report, json_out)}")
+    if chart:
+        console.print(f"chart: {write_chart(report, chart)}")
+
+
 def main() -> None:
     app(prog_name="z0-memory")
 
