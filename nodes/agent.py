@@ -23,6 +23,7 @@ from langgraph.runtime import Runtime
 
 from z0_memory.config import Context
 from z0_memory.llm import ModelCallError, invoke_messages
+from z0_memory.nodes.chat import QUESTION_MAX_CHARS
 from z0_memory.nodes.common import scope_of
 from z0_memory.nodes.respond import offline_answer, system_prompt
 from z0_memory.prompts import CODE_SYSTEM
@@ -56,9 +57,10 @@ def offline_step(turn: Sequence[AnyMessage], rules_sources: Sequence[str]) -> AI
     request = message_text(turn[0]).strip() if turn else ""
     results = [m for m in turn if isinstance(m, ToolMessage)]
     if not results and request and not _SMALL_TALK.match(request):
-        calls = [_tool_call("recall_memory", request)]
-        if _LOOKS_BACK.search(request):
-            calls.append(_tool_call("search_session", request))
+        query = request[:QUESTION_MAX_CHARS]  # a pasted file is a request, not a query: search by its beginning
+        calls = [_tool_call("recall_memory", query)]
+        if _LOOKS_BACK.search(query):
+            calls.append(_tool_call("search_session", query))
         return AIMessage(content="", tool_calls=calls)
     memories_text = "\n".join(message_text(m) for m in results if m.name == "recall_memory")
     session_lines = [line for m in results if m.name == "search_session"
@@ -85,8 +87,10 @@ async def agent(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, A
         try:
             reply = await invoke_messages(model, prompt, ctx, what="code agent",
                                           tools=TOOLS if tool_rounds < MAX_TOOL_ROUNDS else None)
-        except ModelCallError as exc:
-            reply = AIMessage(f"{offline_step([turn[0]] if turn else [], ())}\n(The model failed: {escape(str(exc))})")
+        except ModelCallError as exc:  # the documented offline rule takes this step (tools, then its answer)
+            fallback = offline_step(turn, state.get("rules_sources") or ())
+            note = f"(The model failed: {escape(str(exc))}; the offline agent took this step.)"
+            reply = fallback.model_copy(update={"content": f"{message_text(fallback)}\n{note}".lstrip()})
     if tool_rounds >= MAX_TOOL_ROUNDS and reply.tool_calls:
         reply = AIMessage(content=message_text(reply) or "I stopped searching after several tool rounds.")
     return {"messages": [reply], "prompt_tokens": count_message_tokens(prompt)}

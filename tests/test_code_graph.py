@@ -175,3 +175,16 @@ async def test_offline_agent_follows_its_documented_rule(memory, ctx):
     assert "What recall_memory returned:" in answer and "Hono" in answer
     assert "Following the project rules from AGENTS.md." in answer
     assert out["prompt_tokens"] > 0
+
+
+async def test_a_failing_model_degrades_to_the_offline_agent(memory, ctx):
+    await memory.scope("acme").facts.put("acme:stack:backend_framework", "Hono")
+    agent = ScriptedChatModel(RuntimeError("HTTP 503 from the provider"))
+    async with memory_with(memory, agent=agent) as mem:
+        out = await say(compiled(mem), thread(), ctx.replace(model_retries=0), "Which backend framework do we use?")
+    final = out["messages"][-1]
+    assert [m.name for m in out["messages"] if isinstance(m, ToolMessage)] == ["recall_memory"]  # rule 1 ran
+    assert isinstance(final, AIMessage) and not final.tool_calls
+    assert OFFLINE_NOTE in final.content and "Hono" in final.content
+    assert "The model failed" in final.content and "HTTP 503" in final.content
+    assert "tool_calls=" not in final.content and "additional_kwargs" not in final.content
