@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import psycopg
@@ -62,10 +64,12 @@ def _redact(url: str) -> str:
 class Database:
     """Owns the connection pools (and the embedded server, when used) for one process."""
 
-    def __init__(self, context: Context, *, pool_max_size: int = 10, open_timeout: float = 15.0) -> None:
+    def __init__(self, context: Context, *, pool_max_size: int = 10, open_timeout: float = 15.0,
+                 connection_timeout: float = 30.0) -> None:
         self.context = context
         self.pool_max_size = pool_max_size
         self.open_timeout = open_timeout
+        self.connection_timeout = connection_timeout  # how long a statement waits for a pooled connection
         self.url: str | None = None
         self.embedded: EmbeddedPostgres | None = None
         self.pool: AsyncConnectionPool | None = None
@@ -100,7 +104,7 @@ class Database:
     async def _open_pool(self) -> None:
         self.pool = AsyncConnectionPool(
             self.url, min_size=1, max_size=self.pool_max_size, kwargs=dict(POOL_KWARGS), open=False,
-            check=AsyncConnectionPool.check_connection, name="z0-memory",
+            check=AsyncConnectionPool.check_connection, name="z0-memory", timeout=self.connection_timeout,
         )
         try:
             await self.pool.open(wait=True, timeout=self.open_timeout)
@@ -145,11 +149,27 @@ class Database:
 
         self.engine = PGEngine.from_engine(engine)
 
-    def connection(self):  # noqa: ANN201 - async context manager from the pool
-        """``async with db.connection() as conn``: a pooled autocommit connection with dict rows."""
-        if self.pool is None:
+    @asynccontextmanager
+    async def connection(self) -> AsyncIterator[psycopg.AsyncConnection]:
+        """``async with db.connection() as conn``: a pooled autocommit connection with dict rows.
+
+        The pool checks a connection before handing it out, so after a server restart the next statement gets a
+        fresh one; while the server is unreachable this raises :class:`DatabaseError` after ``connection_timeout``.
+        """
+        pool = self.pool
+        if pool is None:
             raise DatabaseError("the database is not open: use `async with Z0Memory.open(...)` or call open() first")
-        return self.pool.connection()
+        try:
+            conn = await pool.getconn()
+        except PoolTimeout as exc:
+            raise DatabaseError(
+                f"no connection to {self.description} within {pool.timeout:g} s: the server is down or unreachable, "
+                f"or all {self.pool_max_size} connections stayed busy"
+            ) from exc
+        try:
+            yield conn
+        finally:
+            await pool.putconn(conn)
 
     async def close(self) -> None:
         pool, self.pool = self.pool, None

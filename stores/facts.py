@@ -21,7 +21,7 @@ from z0_memory.stores.database import Database
 from z0_memory.stores.schema import SEMANTIC_TABLE
 from z0_memory.stores.scope import Scope
 from z0_memory.stores.semantic import NewMemory, insert_row
-from z0_memory.schemas import FactVersion, MemoryKey, MemoryKind, Provenance, validate_segment
+from z0_memory.schemas import FactVersion, MemoryKey, MemoryKind, Provenance, reject_nul, validate_segment
 
 _FACT_COLUMNS = (
     "id, project, category, entity, value, statement, version, valid_from, valid_to, thread_id, message_ids, extractor, "
@@ -121,6 +121,8 @@ class FactStore:
             raise ValueError(f"the value of {k} must be non-empty text")
         value = value.strip()
         prov = provenance or Provenance()
+        reject_nul(f"the value of {k}", value)
+        reject_nul(f"the statement or provenance of {k}", statement, prov)
         text = mirror_text(k, value, prov.rationale, statement)
         vector = await self.embeddings.aembed_query(text)
         params = self._params(k)

@@ -65,9 +65,15 @@ class Z0Store(BaseStore):
             value = op.value.get("value")
             if not isinstance(value, str):
                 raise ConfigurationError("Z0Store.put needs a dict with a text 'value' (and optional 'rationale')")
-            prov = Provenance(extractor=str(op.value.get("extractor", "store-api")),
-                              confidence=float(op.value.get("confidence", 1.0)),
-                              rationale=op.value.get("rationale"), thread_id=op.value.get("thread_id"))
+            try:
+                prov = Provenance(extractor=str(op.value.get("extractor", "store-api")),
+                                  confidence=float(op.value.get("confidence", 1.0)),
+                                  rationale=op.value.get("rationale"), thread_id=op.value.get("thread_id"))
+            except (TypeError, ValueError) as exc:
+                raise ConfigurationError(
+                    f"Z0Store.put {k}: 'confidence' must be a number in [0, 1] and 'rationale' / 'thread_id' text "
+                    f"({exc.__class__.__name__}: {str(exc).splitlines()[0][:120]})"
+                ) from None
             await facts.put(k, value, prov)
             return None
         if isinstance(op, SearchOp):

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from z0_memory.stores.database import Database
 from z0_memory.stores.scope import Scope
-from z0_memory.schemas import Candidate, PendingItem, Provenance
+from z0_memory.schemas import Candidate, PendingItem, Provenance, reject_nul
 from z0_memory.text import term_overlap
 
 SIMILAR_CONTENT = 0.6
@@ -93,6 +93,7 @@ class PendingStore:
 
     async def add(self, candidate: Candidate, provenance: Provenance, *, now: datetime | None = None) -> PendingWrite:
         """Hold a candidate, or count it as a confirmation of the matching waiting item."""
+        reject_nul("a pending candidate or its provenance", candidate, provenance)
         now = now or datetime.now(UTC)
         async with self.db.connection() as conn, conn.transaction():
             await conn.execute(*self._lock_sql())

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from langchain_core.embeddings import Embeddings
 
@@ -26,7 +26,7 @@ from z0_memory.stores.database import Database
 from z0_memory.stores.schema import SEMANTIC_TABLE
 from z0_memory.stores.scope import Scope
 from z0_memory.errors import InvalidKeyError
-from z0_memory.schemas import Hit, MemoryKind, MemoryRecord, validate_segment
+from z0_memory.schemas import Hit, MemoryKind, MemoryRecord, reject_nul, validate_segment
 from z0_memory.text import or_tsquery, query_terms, search_text
 
 RRF_K = 60
@@ -55,6 +55,8 @@ class NewMemory:
 def _check(memory: NewMemory) -> None:
     if not isinstance(memory.content, str) or not memory.content.strip():
         raise ValueError("a memory's content must be non-empty text")
+    reject_nul("a memory's content", memory.content)
+    reject_nul("a memory's metadata or source ids", memory.metadata, list(memory.source_ids))
     validate_segment(memory.category, "category")
     if memory.kind not in _KINDS:
         raise InvalidKeyError(f"kind must be one of {sorted(_KINDS)}, got {memory.kind!r}")
@@ -160,6 +162,25 @@ class SemanticStore:
                     ids.append(await insert_row(conn, self.scope, memory, vector))
         return ids
 
+    async def add_or_confirm(self, memory: NewMemory, same: Callable[[Hit], bool], *,
+                             candidates: int = 5) -> tuple[Literal["added", "confirmed"], str, str]:
+        """Add ``memory``, unless a close keyword hit for which ``same(hit)`` holds exists: then confirm that one.
+
+        Search and insert run in one transaction under a per-scope advisory lock, so concurrent writers of the same
+        memory confirm one row instead of each adding a duplicate. Returns (action, row id, stored content).
+        """
+        _check(memory)
+        vector = (await self.embeddings.aembed_documents([memory.content]))[0]
+        async with self.db.connection() as conn, conn.transaction():
+            await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
+                               [f"z0memory|{self.scope.project}|{self.scope.user_id}"])
+            for hit in await self._keyword_search(conn, memory.content, candidates):
+                if same(hit):
+                    await self._confirm(conn, hit.id)
+                    return "confirmed", hit.id, hit.content
+            row_id = await insert_row(conn, self.scope, memory, vector)
+        return "added", row_id, memory.content
+
     async def get(self, memory_id: str) -> MemoryRecord | None:
         try:
             uuid.UUID(str(memory_id))
@@ -174,6 +195,8 @@ class SemanticStore:
 
     async def list(self, *, category: str | None = None, kind: str | None = None,
                    include_superseded: bool = False, limit: int = 100) -> list[MemoryRecord]:
+        if category is not None:
+            validate_segment(category, "category")
         async with self.db.connection() as conn:
             rows = await (await conn.execute(
                 f"SELECT {_COLUMNS} FROM {SEMANTIC_TABLE} WHERE project = %(project)s AND user_id = %(user_id)s "
@@ -198,6 +221,8 @@ class SemanticStore:
     async def search(self, query: str, k: int = 10, *, include_superseded: bool = False,
                      category: str | None = None, query_vector: Sequence[float] | None = None) -> list[Hit]:
         """Dense similarity search (PGVectorStore, cosine); score = similarity in [-1, 1]."""
+        if category is not None:
+            validate_segment(category, "category")
         if query_vector is None:
             query_vector = await self.embeddings.aembed_query(query)
         docs = await self.vectorstore.asimilarity_search_with_score_by_vector(
@@ -214,19 +239,26 @@ class SemanticStore:
     async def keyword_search(self, query: str, k: int = 10, *, include_superseded: bool = False,
                              category: str | None = None) -> list[Hit]:
         """Full-text search (English stemming + segmented Chinese), any query term may match."""
+        if category is not None:
+            validate_segment(category, "category")
+        async with self.db.connection() as conn:
+            return await self._keyword_search(conn, query, k, include_superseded=include_superseded,
+                                              category=category)
+
+    async def _keyword_search(self, conn: Any, query: str, k: int, *, include_superseded: bool = False,
+                              category: str | None = None) -> list[Hit]:
         terms = query_terms(query)
         if not terms:
             return []
-        async with self.db.connection() as conn:
-            rows = await (await conn.execute(
-                f"SELECT {_COLUMNS}, ts_rank_cd(content_tsv, q, 1) AS rank "
-                f"FROM {SEMANTIC_TABLE}, to_tsquery('english', %(q)s) AS q "
-                "WHERE content_tsv @@ q AND project = %(project)s AND user_id = %(user_id)s "
-                "AND (%(all)s OR superseded_at IS NULL) AND (%(category)s::text IS NULL OR category = %(category)s) "
-                "ORDER BY rank DESC, created_at DESC LIMIT %(k)s",
-                {**self.scope.params, "q": or_tsquery(terms), "all": include_superseded, "category": category,
-                 "k": k},
-            )).fetchall()
+        rows = await (await conn.execute(
+            f"SELECT {_COLUMNS}, ts_rank_cd(content_tsv, q, 1) AS rank "
+            f"FROM {SEMANTIC_TABLE}, to_tsquery('english', %(q)s) AS q "
+            "WHERE content_tsv @@ q AND project = %(project)s AND user_id = %(user_id)s "
+            "AND (%(all)s OR superseded_at IS NULL) AND (%(category)s::text IS NULL OR category = %(category)s) "
+            "ORDER BY rank DESC, created_at DESC LIMIT %(k)s",
+            {**self.scope.params, "q": or_tsquery(terms), "all": include_superseded, "category": category,
+             "k": k},
+        )).fetchall()
         return [hit_from_record(_record(r), float(r["rank"]), "keyword") for r in rows]
 
     async def hybrid_search(self, query: str, k: int = 10, *, include_superseded: bool = False,
@@ -251,13 +283,16 @@ class SemanticStore:
     async def confirm(self, memory_id: str) -> int:
         """Record that a memory was said again; returns its confirmation count (0 if it is not in this scope)."""
         async with self.db.connection() as conn:
-            row = await (await conn.execute(
-                f"UPDATE {SEMANTIC_TABLE} SET metadata = (coalesce(metadata::jsonb, '{{}}'::jsonb) || "
-                "jsonb_build_object('confirmations', coalesce((metadata::jsonb ->> 'confirmations')::int, 1) + 1))::json "
-                "WHERE id = %(id)s AND project = %(project)s AND user_id = %(user_id)s "
-                "RETURNING (metadata::jsonb ->> 'confirmations')::int AS n",
-                {**self.scope.params, "id": str(memory_id)},
-            )).fetchone()
+            return await self._confirm(conn, memory_id)
+
+    async def _confirm(self, conn: Any, memory_id: str) -> int:
+        row = await (await conn.execute(
+            f"UPDATE {SEMANTIC_TABLE} SET metadata = (coalesce(metadata::jsonb, '{{}}'::jsonb) || "
+            "jsonb_build_object('confirmations', coalesce((metadata::jsonb ->> 'confirmations')::int, 1) + 1))::json "
+            "WHERE id = %(id)s AND project = %(project)s AND user_id = %(user_id)s "
+            "RETURNING (metadata::jsonb ->> 'confirmations')::int AS n",
+            {**self.scope.params, "id": str(memory_id)},
+        )).fetchone()
         return int(row["n"]) if row else 0
 
     async def delete(self, memory_ids: Sequence[str]) -> int:

@@ -158,11 +158,32 @@ class Context:
                 setattr(self, f.name, derived[f.name](self) if f.name in derived else fixed.get(f.name))
         self._validate()
 
+    def _coerce(self) -> None:
+        """Values from a JSON context (``langgraph dev``'s API) or code may be strings or wrong types: fix or refuse."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            typ = str(f.type)
+            if f.name == "rules_files":
+                if isinstance(value, str):
+                    value = _parse(value, f.type, f.name)
+                if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+                    raise ConfigurationError(f"rules_files must be a list of relative paths, got {value!r}"[:200])
+                setattr(self, f.name, tuple(value))
+            elif typ.startswith(("int", "float")) and value is not None:
+                number = int if typ.startswith("int") else float
+                try:
+                    if isinstance(value, bool) or not isinstance(value, int | float | str):
+                        raise ValueError(value)
+                    setattr(self, f.name, number(value))
+                except (TypeError, ValueError):
+                    raise ConfigurationError(f"{f.name} must be a number, got {value!r}"[:200]) from None
+
     def _validate(self) -> None:
+        self._coerce()
         validate_segment(self.project, "project")
         if self.user_id:
             validate_segment(self.user_id, "user_id")
-        if self.mode not in DEFAULT_ROUNDS:
+        if not isinstance(self.mode, str) or self.mode not in DEFAULT_ROUNDS:
             raise ConfigurationError(f"mode must be 'chat' or 'code', got {self.mode!r}")
         if self.max_rounds is None:
             self.max_rounds = DEFAULT_ROUNDS[self.mode]
@@ -172,7 +193,16 @@ class Context:
             raise ConfigurationError(f"confidence_threshold must be in [0, 1], got {self.confidence_threshold}")
         if int(self.top_k) < 1:
             raise ConfigurationError(f"top_k must be at least 1, got {self.top_k}")
-        if self.structured_output_method not in {"json_schema", "function_calling", "json_mode"}:
+        limits = {"history_tokens": (1, None), "model_retries": (0, 10), "rules_max_bytes": (1, None)}
+        for name, (low, high) in limits.items():
+            value = getattr(self, name)
+            if value < low or (high is not None and value > high):
+                bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
+                raise ConfigurationError(f"{name} must be {bounds}, got {value}")
+        for name in ("pending_ttl_days", "model_timeout_s"):
+            if not getattr(self, name) > 0:
+                raise ConfigurationError(f"{name} must be greater than 0, got {getattr(self, name)}")
+        if not isinstance(self.structured_output_method, str) or self.structured_output_method not in {"json_schema", "function_calling", "json_mode"}:
             raise ConfigurationError(
                 "structured_output_method must be 'json_schema', 'function_calling' or 'json_mode', "
                 f"got {self.structured_output_method!r}"

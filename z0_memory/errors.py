@@ -11,6 +11,10 @@ class InvalidKeyError(Z0Error, ValueError):
     """A memory key, project, category or entity name is malformed."""
 
 
+class InvalidInputError(Z0Error, ValueError):
+    """A text to store cannot be stored as given (e.g. it holds NUL bytes, which PostgreSQL text refuses)."""
+
+
 class ConfigurationError(Z0Error, ValueError):
     """A setting (argument or Z0_* environment variable) has an unusable value."""
 

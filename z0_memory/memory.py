@@ -115,7 +115,9 @@ class Z0Memory:
     def scope(self, project: str | None = None, user_id: str | None = None) -> ProjectMemory:
         """The stores bound to a project (default: the context's) and optional user."""
         self._require_open()
-        scope = Scope(project or self.context.project, self.context.user_id if user_id is None else user_id)
+        # None means the context's project; "" is an invalid name, never silently the default project
+        scope = Scope(self.context.project if project is None else project,
+                      self.context.user_id if user_id is None else user_id)
         emb = self.providers.embeddings
         return ProjectMemory(
             scope=scope,

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from z0_memory.errors import InvalidKeyError
+from z0_memory.errors import InvalidInputError, InvalidKeyError
 
 SEGMENT_MAX = 128
 _SEGMENT_RE = re.compile(r"^[^\W_][\w.\-]*\Z", re.UNICODE)  # \Z: "$" would let a trailing "\n" through
@@ -40,6 +40,26 @@ def validate_segment(value: object, what: str = "segment") -> str:
             "starting with a letter or digit"
         )
     return value
+
+
+def reject_nul(what: str, *values: object) -> None:
+    """Raise :class:`InvalidInputError` naming ``what`` when any text in ``values`` (nested too) holds a NUL byte.
+
+    PostgreSQL text and jsonb cannot hold U+0000; refusing here gives a clear error instead of a driver DataError,
+    before anything is written. (Conversation text is cleaned earlier: ``tokens.message_text`` drops NUL bytes.)
+    """
+    stack = list(values)
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            if "\x00" in value:
+                raise InvalidInputError(f"{what} contains a NUL byte (\\x00), which cannot be stored; remove it")
+        elif isinstance(value, dict):
+            stack += list(value.keys()) + list(value.values())
+        elif isinstance(value, list | tuple | set):
+            stack += list(value)
+        elif isinstance(value, BaseModel):
+            stack.append(value.model_dump())
 
 
 def normalize_segment(text: str) -> str:

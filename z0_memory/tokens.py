@@ -26,10 +26,11 @@ def count_tokens(text: str) -> int:
 
 
 def message_text(message: BaseMessage) -> str:
+    """The text of a message, without NUL bytes (PostgreSQL text cannot hold them; they carry no meaning)."""
     content = message.content
     if isinstance(content, list):
-        return " ".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
-    return str(content)
+        content = " ".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in content)
+    return str(content).replace("\x00", "")
 
 
 def count_message_tokens(messages: Sequence[BaseMessage]) -> int:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Literal
 
 from z0_memory.redaction import REDACTED, redact_secrets
 from z0_memory.schemas import Candidate, MemoryKey, Provenance, normalize_segment
+from z0_memory.stores.semantic import NewMemory
 from z0_memory.text import term_overlap
 
 if TYPE_CHECKING:
@@ -99,19 +100,19 @@ async def persist(pm: ProjectMemory, candidate: Candidate, provenance: Provenanc
         write = await pm.facts.put(key, candidate.value, prov, kind=candidate.kind, statement=candidate.content)
         return WriteOutcome(f"fact_{write.action}", str(key), write.fact.value, candidate.confidence,
                             write.previous.value if write.previous else None)
-    category = _category(candidate)
-    for hit in await pm.semantic.keyword_search(candidate.content, 5):
-        if hit.key is None and term_overlap(hit.content, candidate.content) >= DUPLICATE_OVERLAP:
-            await pm.semantic.confirm(hit.id)
-            return WriteOutcome("memory_confirmed", hit.id, hit.content, candidate.confidence)
-    record = await pm.semantic.add(
-        candidate.content, category=category, kind=candidate.kind, confidence=candidate.confidence,
+    memory = NewMemory(
+        candidate.content, category=_category(candidate), kind=candidate.kind, confidence=candidate.confidence,
         source_ids=prov.message_ids,
         metadata={"rationale": candidate.rationale, "thread_id": prov.thread_id, "extractor": prov.extractor},
     )
+    # one transaction under a per-scope lock: concurrent writers of one memory confirm it, never duplicate it
+    action, row_id, content = await pm.semantic.add_or_confirm(
+        memory, lambda hit: hit.key is None and term_overlap(hit.content, candidate.content) >= DUPLICATE_OVERLAP)
+    if action == "confirmed":
+        return WriteOutcome("memory_confirmed", row_id, content, candidate.confidence)
     for old_id in supersede_ids:
         await pm.semantic.supersede(old_id)
-    return WriteOutcome("memory_added", record.id, record.content, candidate.confidence)
+    return WriteOutcome("memory_added", row_id, content, candidate.confidence)
 
 
 def _category(candidate: Candidate) -> str:

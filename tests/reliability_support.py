@@ -1,0 +1,73 @@
+"""Shared by the reliability tests: a scratch database with fast embeddings, and the figures they report.
+
+``fast_memory`` is a :class:`Z0Memory` on a database of its own (created on the test server, dropped afterwards)
+with the deterministic ``hash`` embeddings: the reliability tests run thousands of writes where what a text means
+does not matter, and the multilingual model would spend minutes embedding them. Its tables are emptied before each
+test. ``record(...)`` counts operations run, faults injected, bad inputs tried and items lost: when
+``Z0_RELIABILITY_FIGURES`` names a file, each call appends one JSON line to it (``bench/reliability.py`` sums them).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import AsyncIterator
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest_asyncio
+
+from z0_memory.config import Context
+from z0_memory.memory import Z0Memory
+
+FIGURES_ENV = "Z0_RELIABILITY_FIGURES"
+KINDS = ("operations", "faults", "bad_inputs", "lost")
+TABLES = "z0_facts, z0_pending, z0_memories, z0_extraction_queue"
+
+
+def record(test: str, **counts: int) -> None:
+    unknown = set(counts) - set(KINDS)
+    if unknown:
+        raise ValueError(f"unknown figure(s) {sorted(unknown)}; use {KINDS}")
+    path = os.environ.get(FIGURES_ENV)
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"test": test, **counts}) + "\n")
+
+
+def scratch_url(base_url: str, name: str) -> str:
+    return urlunsplit(urlsplit(base_url)._replace(path="/" + name))
+
+
+def fast_context(url: str, **kw) -> Context:
+    return Context(project="acme", database_url=url, embedding_model="hash", **kw)
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def fast_database(database_url: str) -> AsyncIterator[str]:
+    """A new empty database on the test server for this module, dropped afterwards."""
+    name = f"z0_rel_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    yield scratch_url(database_url, name)
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="session")
+async def fast_owner(fast_database: str) -> AsyncIterator[Z0Memory]:
+    async with Z0Memory(fast_context(fast_database)) as memory:
+        yield memory
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def fast_memory(fast_owner: Z0Memory) -> AsyncIterator[Z0Memory]:
+    """The module's hash-embedding memory, every z0 table emptied first."""
+    await truncate(fast_owner)
+    yield fast_owner
+
+
+async def truncate(memory: Z0Memory) -> None:
+    async with memory.db.connection() as conn:
+        await conn.execute(f"TRUNCATE {TABLES} RESTART IDENTITY")

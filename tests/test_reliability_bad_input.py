@@ -1,0 +1,248 @@
+"""Bad input: odd messages through the graphs, invalid names and wrong types through every public API, NUL bytes,
+and rules files the graphs cannot use.
+
+Each case either completes gracefully (the graphs: empty, whitespace, 1 MB, binary, NUL and control-character
+messages) or raises a clear error naming the problem (a ``ValueError`` subclass naming the field: project, user_id,
+category, entity, key, value, content, confidence...), and nothing half-written remains: the rows of every z0
+table are counted before and after. Postgres text cannot hold NUL bytes: conversation text is cleaned of them
+(``tokens.message_text``), while the stores refuse them with ``InvalidInputError`` instead of a driver DataError.
+Key parsing and rules loading are fuzzed in test_keys_and_config.py and test_rules.py; here they are driven
+through the stores, the LangGraph store, ``Context`` and the graphs.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.store.base import GetOp, PutOp, SearchOp
+from reliability_support import fast_context, fast_database, fast_memory, fast_owner, record  # noqa: F401
+
+from z0_memory.config import Context
+from z0_memory.errors import ConfigurationError, InvalidInputError, InvalidKeyError, RulesError
+from z0_memory.graphs.chat import builder as chat_builder
+from z0_memory.graphs.code import builder as code_builder
+from z0_memory.graphs.extraction import builder as extraction_builder
+from z0_memory.schemas import Candidate, Provenance
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+TABLES = ("z0_facts", "z0_memories", "z0_pending", "z0_extraction_queue")
+_rng = random.Random(7)
+_VOCAB = [f"w{_rng.randrange(10**6)}" for _ in range(4000)]
+MEGABYTE = ("We decided to use Postgres because " + " ".join(_rng.choice(_VOCAB) for _ in range(150_000)))[:1_000_000]
+BINARY = bytes(_rng.randrange(256) for _ in range(4096)).decode("latin-1")
+
+MESSAGES = {
+    "empty": "",
+    "whitespace": " \n\t  \r\n",
+    "one_megabyte": MEGABYTE,
+    "binary": BINARY,
+    "nul_bytes": "We decided\x00 to use Redis\x00 for the cache.\x00",
+    "control_chars": "\x01\x02\x1b[31mWe decided to use Redis\x07 for caching\x7f\x1b[0m \u202eesrever\u202c",
+    "emoji_and_zero_width": "We decided to use 🦀 Rust\u200b for the CLI \ufeff",
+}
+
+
+async def counts(memory) -> dict[str, int]:
+    async with memory.db.connection() as conn:
+        return {t: (await (await conn.execute(f"SELECT count(*) AS n FROM {t}")).fetchone())["n"] for t in TABLES}
+
+
+async def nul_free(memory) -> None:
+    async with memory.db.connection() as conn:
+        for table, col in (("z0_facts", "value"), ("z0_memories", "content"), ("z0_pending", "content")):
+            row = await (await conn.execute(
+                f"SELECT count(*) AS n FROM {table} WHERE position(chr(1) IN {col}) > 0")).fetchone()
+            assert row["n"] == 0 or table != "z0_facts", "control characters reached a fact value"
+
+
+def cfg() -> dict:
+    return {"configurable": {"thread_id": f"bad-{random.random()}"}}
+
+
+@pytest.mark.parametrize("kind", list(MESSAGES))
+async def test_odd_messages_through_every_graph(fast_memory, fast_database, tmp_path, kind):
+    text = MESSAGES[kind]
+    store, saver = fast_memory.store(), fast_memory.checkpointer()
+    chat_ctx = fast_context(fast_database, mode="chat", rules_root=str(tmp_path))
+    code_ctx = fast_context(fast_database, mode="code", rules_root=str(tmp_path))
+    before = await counts(fast_memory)
+    if not text.strip():
+        with pytest.raises(ValueError, match="non-empty user message"):
+            await chat_builder.compile(store=store, checkpointer=saver).ainvoke(
+                {"messages": [HumanMessage(text)]}, cfg(), context=chat_ctx)
+        assert await counts(fast_memory) == before  # nothing half-written
+    else:
+        out = await chat_builder.compile(store=store, checkpointer=saver).ainvoke(
+            {"messages": [HumanMessage(text)]}, cfg(), context=chat_ctx)
+        assert isinstance(out["messages"][-1], AIMessage) and len(out["question"]) <= 4000
+    out = await code_builder.compile(store=store, checkpointer=saver).ainvoke(
+        {"messages": [HumanMessage(text)]}, cfg(), context=code_ctx)
+    assert isinstance(out["messages"][-1], AIMessage) and not out["messages"][-1].tool_calls
+    out = await extraction_builder.compile(store=store).ainvoke(
+        {"messages": [HumanMessage(text), AIMessage("Noted.")]}, context=chat_ctx)
+    assert all(o["action"] != "queued_for_retry" for o in out["extraction"])
+    if not text.strip():
+        assert out["extraction"] == [] and await counts(fast_memory) == before
+    async with fast_memory.db.connection() as conn:  # whatever was stored is clean text
+        rows = await (await conn.execute("SELECT content FROM z0_memories UNION ALL SELECT content FROM z0_pending "
+                                         "UNION ALL SELECT value FROM z0_facts")).fetchall()
+    assert all("\x00" not in r["content"] for r in rows)
+    record(f"bad_input.message_{kind}", operations=3, bad_inputs=3)
+
+
+BAD_NAMES = [
+    "a:b", "a/b", "a\\b", "a b", "a'b", 'a"b', "a`b", "x';DROP TABLE z0_facts;--", "a\x00b", "a\nb", "a\tb", "a\rb",
+    "\x1b[31m", "a\u200bb", "\u202eacme", "a\u0301", "a：b", "ｘ／ｙ", "a" * 129, "", "_lead", "-lead", ".lead",
+    "a*", "a%", "a$b", "${env}", "<script>", "a\u2028b", "🦀",
+]
+
+
+@pytest.mark.parametrize("bad", BAD_NAMES, ids=[repr(b)[:24] for b in BAD_NAMES])
+async def test_invalid_names_are_refused_everywhere_with_the_field_named(fast_memory, bad):
+    before = await counts(fast_memory)
+    acme = fast_memory.scope("acme")
+    store = fast_memory.store()
+    tried = 0
+
+    def refused(exc: BaseException, field: str) -> None:
+        assert isinstance(exc, ValueError), exc
+        message = str(exc)
+        assert field in message or "three ':'-separated parts" in message, (field, message)
+
+    cases = [
+        ("project", lambda: fast_memory.scope(bad)),
+        ("project", lambda: Context(project=bad)),
+        ("project", lambda: acme.facts.get(f"{bad}:stack:x")),
+        ("category", lambda: acme.facts.put(f"acme:{bad}:x", "v")),
+        ("entity", lambda: acme.facts.put(f"acme:stack:{bad}", "v")),
+        ("entity", lambda: acme.facts.history(f"acme:stack:{bad}")),
+        ("entity", lambda: acme.facts.forget(f"acme:stack:{bad}")),
+        ("category", lambda: acme.facts.list(bad)),
+        ("category", lambda: acme.semantic.add("a note", category=bad)),
+        ("project", lambda: store.abatch([PutOp((bad, "stack"), "x", {"value": "v"})])),
+        ("category", lambda: store.abatch([PutOp(("acme", bad), "x", {"value": "v"})])),
+        ("entity", lambda: store.abatch([PutOp(("acme", "stack"), bad, {"value": "v"})])),
+        ("entity", lambda: store.abatch([GetOp(("acme", "stack"), bad)])),
+        ("project", lambda: store.abatch([SearchOp((bad,), query="anything")])),
+        ("category", lambda: store.abatch([SearchOp(("acme", bad))])),
+        ("category", lambda: store.abatch([SearchOp(("acme", bad), query="anything")])),
+    ]
+    if bad:  # "" is the shared memory of a project, a valid user id
+        cases += [("user_id", lambda: fast_memory.scope("acme", bad)), ("user_id", lambda: Context(user_id=bad))]
+    for field, call in cases:
+        tried += 1
+        with pytest.raises(ValueError) as err:
+            result = call()
+            if hasattr(result, "__await__"):
+                await result
+        refused(err.value, field)
+    assert await counts(fast_memory) == before
+    record("bad_input.names", bad_inputs=tried)
+
+
+@pytest.mark.parametrize("lookalike", ["аcme", "ａｃｍｅ", "𝐚𝐜𝐦𝐞", "ACME", "acme.", "acme-"])
+async def test_unicode_lookalike_projects_are_separate_scopes(fast_memory, lookalike):
+    """A lookalike of a project name is accepted only as a project of its own: nothing of "acme" is visible in it."""
+    try:
+        other = fast_memory.scope(lookalike)
+    except InvalidKeyError:
+        record("bad_input.lookalike", bad_inputs=1)
+        return  # refused outright is fine too
+    acme = fast_memory.scope("acme")
+    await acme.facts.put("acme:stack:backend", "Hono")
+    await acme.semantic.add("acme deploys to Fly.io", category="deploy")
+    assert await other.facts.list(include_superseded=True) == []
+    assert await other.semantic.keyword_search("acme deploys Fly.io Hono", 10, include_superseded=True) == []
+    await other.facts.put(f"{lookalike}:stack:backend", "Django")
+    assert (await acme.facts.get("acme:stack:backend")).value == "Hono"
+    record("bad_input.lookalike", bad_inputs=1, operations=5)
+
+
+async def test_wrong_types_and_nul_bytes_get_clear_errors_and_write_nothing(fast_memory):
+    acme = fast_memory.scope("acme")
+    store = fast_memory.store()
+    await acme.facts.put("acme:stack:backend", "Hono")
+    before = await counts(fast_memory)
+    cases = [
+        (lambda: acme.facts.put("acme:stack:backend", 123), "value"),
+        (lambda: acme.facts.put("acme:stack:backend", None), "value"),
+        (lambda: acme.facts.put("acme:stack:backend", b"Hono"), "value"),
+        (lambda: acme.facts.put("acme:stack:backend", "   "), "value"),
+        (lambda: acme.facts.get(123), "key"),
+        (lambda: acme.facts.get(None), "key"),
+        (lambda: acme.facts.get("acme:stack"), "three"),
+        (lambda: acme.semantic.add(b"bytes"), "content"),
+        (lambda: acme.semantic.add(""), "content"),
+        (lambda: acme.semantic.add("note", kind="secret"), "kind"),
+        (lambda: acme.semantic.add("note", confidence=7), "confidence"),
+        (lambda: store.abatch([PutOp(("acme", "stack"), "x", {"value": 3})]), "value"),
+        (lambda: store.abatch([PutOp(("acme", "stack"), "x", {"value": "v", "confidence": "abc"})]), "confidence"),
+        (lambda: store.abatch([PutOp(("acme", "stack"), "x", {"value": "v", "confidence": 5})]), "confidence"),
+        (lambda: store.abatch([PutOp(("acme",), "x", {"value": "v"})]), r"namespaces are \(project, category\)"),
+        # NUL bytes: refused with InvalidInputError naming what held one, never a raw driver DataError
+        (lambda: acme.facts.put("acme:stack:backend", "Ho\x00no"), "NUL"),
+        (lambda: acme.facts.put("acme:stack:other", "Hono", Provenance(rationale="edge\x00")), "NUL"),
+        (lambda: acme.facts.put("acme:stack:other", "Hono", statement="we chose\x00 Hono"), "NUL"),
+        (lambda: acme.semantic.add("a\x00b"), "NUL"),
+        (lambda: acme.semantic.add("ok", metadata={"k": "v\x00"}), "NUL"),
+        (lambda: acme.pending.add(Candidate(kind="fact", content="maybe \x00", confidence=0.3), Provenance()), "NUL"),
+        (lambda: acme.pending.add(Candidate(kind="fact", content="maybe x", confidence=0.3),
+                                  Provenance(thread_id="t\x00")), "NUL"),
+        (lambda: store.abatch([PutOp(("acme", "stack"), "x", {"value": "v\x00"})]), "NUL"),
+    ]
+    for call, words in cases:
+        with pytest.raises(ValueError, match=words):
+            await call()
+    with pytest.raises(InvalidInputError):
+        await acme.semantic.add("a\x00b")
+    assert await counts(fast_memory) == before and (await acme.facts.get("acme:stack:backend")).value == "Hono"
+    record("bad_input.types_and_nul", bad_inputs=len(cases) + 1)
+
+
+@pytest.mark.parametrize(("kwargs", "field"), [
+    ({"max_rounds": "many"}, "max_rounds"), ({"top_k": "x"}, "top_k"), ({"top_k": True}, "top_k"),
+    ({"confidence_threshold": "high"}, "confidence_threshold"), ({"history_tokens": "x"}, "history_tokens"),
+    ({"history_tokens": 0}, "history_tokens"), ({"model_retries": -1}, "model_retries"),
+    ({"model_timeout_s": 0}, "model_timeout_s"), ({"pending_ttl_days": -3}, "pending_ttl_days"),
+    ({"rules_max_bytes": -1}, "rules_max_bytes"), ({"rules_files": ["AGENTS.md", 3]}, "rules_files"),
+    ({"mode": ["chat"]}, "mode"), ({"project": 7}, "project"), ({"user_id": ["a"]}, "user_id"),
+])
+async def test_context_from_a_json_api_rejects_wrong_types_naming_the_field(kwargs, field):
+    """``langgraph dev`` hands the context over as JSON: a wrong type is a ConfigurationError naming the field."""
+    with pytest.raises((ConfigurationError, InvalidKeyError), match=field):
+        Context(**kwargs)
+    record("bad_input.context", bad_inputs=1)
+
+
+async def test_context_coerces_json_strings_and_lists():
+    ctx = Context(max_rounds="4", top_k="7", confidence_threshold="0.6", rules_files=["AGENTS.md", "Z0.md"])
+    assert (ctx.max_rounds, ctx.top_k, ctx.confidence_threshold, ctx.rules_files) == (4, 7, 0.6,
+                                                                                       ("AGENTS.md", "Z0.md"))
+    assert Context(rules_files="AGENTS.md, Z0.md").rules_files == ("AGENTS.md", "Z0.md")  # not its characters
+
+
+@pytest.mark.parametrize("problem", ["huge", "binary", "not_utf8", "missing_root"])
+async def test_unusable_rules_fail_the_turn_naming_the_file_and_write_nothing(fast_memory, fast_database,
+                                                                              tmp_path: Path, problem):
+    root = tmp_path / "project"
+    root.mkdir()
+    if problem == "huge":
+        (root / "AGENTS.md").write_text("Always use tabs.\n" * 10_000)
+    elif problem == "binary":
+        (root / "AGENTS.md").write_bytes(b"rules\x00\x01\x02")
+    elif problem == "not_utf8":
+        (root / "AGENTS.md").write_bytes("règles".encode("latin-1"))
+    else:
+        root = tmp_path / "nowhere"
+    ctx = fast_context(fast_database, mode="chat", rules_root=str(root), rules_max_bytes=4096)
+    before = await counts(fast_memory)
+    graph = chat_builder.compile(store=fast_memory.store(), checkpointer=fast_memory.checkpointer())
+    with pytest.raises(RulesError, match="AGENTS.md" if problem != "missing_root" else "not a folder"):
+        await graph.ainvoke({"messages": [HumanMessage("We decided to use Redis for the cache.")]}, cfg(),
+                            context=ctx)
+    assert await counts(fast_memory) == before  # the turn stopped before retrieval and extraction
+    record("bad_input.rules", bad_inputs=1)
