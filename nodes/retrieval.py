@@ -1,6 +1,8 @@
 """Nodes of the adversarial retrieval loop: route -> retrieve -> evaluate -> (rewrite -> retrieve)*.
 
 Rules the loop keeps (each visible in the trace):
+* each round runs its recipes, then expands the round's best hits with their conversation neighbours (the turn
+  after a retrieved question, ``recipes.expand_neighbors``);
 * evidence accumulates: every round's hits are fused with all earlier rounds' (``fuse_rounds``), then weighted by
   confidence, supersession and recency (``recipes.rerank``);
 * the judge is the configured model when there is one, else the offline judge; a model call that fails after its
@@ -32,10 +34,11 @@ from z0_memory.prompts import JUDGE_SYSTEM, JUDGE_USER
 from z0_memory.rendering import render_evidence
 from z0_memory.schemas import STRATEGIES, Hit, RoundTrace, Verdict
 from z0_memory.state import RetrievalState
-from z0_memory.stores.recipes import RECIPES, SearchRequest, rerank
+from z0_memory.stores.recipes import RECIPES, SearchRequest, expand_neighbors, rerank
 from z0_memory.stores.semantic import rrf_fuse
 
 JUDGE_EVIDENCE_LIMIT = 10
+ROUND_DEPTH = 30
 
 
 def _question(state: RetrievalState) -> str:
@@ -71,11 +74,12 @@ async def retrieve(state: RetrievalState, runtime: Runtime[Context]) -> dict[str
     ctx, _, pm = scope_of(runtime)
     started = datetime.now(UTC)
     t0 = time.perf_counter()
-    req = SearchRequest(query=state["query"], k=max(int(ctx.top_k) * 2, 20),
+    req = SearchRequest(query=state["query"], k=max(int(ctx.top_k) * 3, ROUND_DEPTH),
                         include_history=bool(state.get("include_history")), key=state.get("key"),
                         prefix=state.get("prefix"))
     per_strategy = [await RECIPES[name](pm, req) for name in state["strategies"] if name in RECIPES]
     round_hits = per_strategy[0] if len(per_strategy) == 1 else rrf_fuse(per_strategy, req.k, "+".join(state["strategies"]))
+    round_hits = await expand_neighbors(pm, round_hits, include_history=req.include_history)
     rounds = [*state.get("round_hits", []), round_hits]
     memories = rerank(fuse_rounds(rounds, state["question"]), include_history=req.include_history)
     number = int(state.get("round", 0)) + 1

@@ -22,6 +22,7 @@ from z0_memory.config import Context
 from z0_memory.graphs.retrieval import builder, graph as module_graph
 from z0_memory.offline.judge import norm_query
 from z0_memory.schemas import Provenance, Verdict
+from z0_memory.stores.recipes import SearchRequest
 from z0_memory.stores.semantic import NewMemory
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -319,3 +320,52 @@ async def test_module_graph_runs_with_a_store(memory):
     assert out["memories"][0].id == ids[1]
     with pytest.raises(Exception, match="store=memory.store"):
         await module_graph.ainvoke({"question": "where is the API deployed?"}, context=fast())
+
+
+# --- recipes the loop relies on --------------------------------------------------------------------------------
+
+
+def turn(speaker: str, text: str, session: int, position: int) -> NewMemory:
+    return NewMemory(f"{speaker}: {text}", category="conversation",
+                     metadata={"speaker": speaker, "session": session, "turn": position})
+
+
+async def test_bm25_weighs_rare_terms_over_common_names(memory):
+    from z0_memory.stores.recipes import bm25_search, keyword
+
+    pm = memory.scope("acme")
+    rows = [turn("Caroline", f"Caroline says hello number {i} to Caroline's friends", 1, i) for i in range(12)]
+    rows.append(turn("Melanie", "I finally bought the pottery wheel", 1, 12))
+    ids = await pm.semantic.add_many(rows)
+    hits = await bm25_search(pm, "Caroline pottery wheel", 5)
+    assert hits[0].id == ids[-1] and hits[0].strategy == "keyword"
+    assert hits[0].score > 2 * hits[1].score
+    via_recipe = await keyword(pm, SearchRequest(query="Caroline pottery wheel", k=5))
+    assert [h.id for h in via_recipe] == [h.id for h in hits]
+    assert await bm25_search(pm, "the and of", 5) == []
+
+
+async def test_neighbors_bring_the_answer_after_a_question(memory):
+    from z0_memory.stores.recipes import expand_neighbors, hybrid_search
+
+    pm = memory.scope("acme")
+    ids = await pm.semantic.add_many([
+        turn("Jon", "Which city did you pick for the dance studio?", 3, 0),
+        turn("Gina", "Definitely Rotterdam, the rent is fair there.", 3, 1),
+        turn("Jon", "Nice!", 3, 2),
+        turn("Gina", "Which city did you pick for the dance studio?", 4, 0),
+        NewMemory("The API is deployed on Fly.io", category="deploy"),
+    ])
+    hits = await hybrid_search(pm, "city for the dance studio", 2)
+    assert ids[1] not in {h.id for h in hits}  # the answer shares no word with the query
+    expanded = await expand_neighbors(pm, hits)
+    order = [h.id for h in expanded]
+    assert ids[1] in order and order.index(ids[1]) == order.index(ids[0]) + 1  # right after its question
+    answer = expanded[order.index(ids[1])]
+    assert answer.strategy == "neighbors" and answer.metadata["neighbor_of"] == ids[0]
+    assert answer.score < expanded[order.index(ids[0])].score
+    assert len(order) == len(set(order))
+    plain = await hybrid_search(pm, "where is the API deployed?", 1)
+    assert await expand_neighbors(pm, plain) == plain  # no conversation metadata: nothing added
+    out = await run(memory, "Which city did Gina pick for the dance studio?", fast())
+    assert ids[1] in [h.id for h in out["memories"][:5]]
