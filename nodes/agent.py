@@ -28,6 +28,7 @@ from z0_memory.nodes.common import scope_of
 from z0_memory.nodes.respond import offline_answer, system_prompt
 from z0_memory.prompts import CODE_SYSTEM
 from z0_memory.rendering import escape
+from z0_memory.schemas import Hit
 from z0_memory.session_tools import search_session
 from z0_memory.tokens import count_message_tokens, message_text
 from z0_memory.tools import recall_memory
@@ -62,16 +63,10 @@ def offline_step(turn: Sequence[AnyMessage], rules_sources: Sequence[str]) -> AI
         if _LOOKS_BACK.search(query):
             calls.append(_tool_call("search_session", query))
         return AIMessage(content="", tool_calls=calls)
-    memories_text = "\n".join(message_text(m) for m in results if m.name == "recall_memory")
+    hits = [h for m in results if m.name == "recall_memory" for h in (m.artifact or []) if isinstance(h, Hit)]
     session_lines = [line for m in results if m.name == "search_session"
                      for line in message_text(m).splitlines() if line.startswith("turn ")]
-    answer = offline_answer(request, [], rules_sources, session_lines)
-    if memories_text:
-        answer = answer.replace(
-            "Project memory has nothing settled on this yet; tell me what you decide and I will remember it.", ""
-        ).rstrip()
-        answer += "\nWhat recall_memory returned:\n" + memories_text
-    return AIMessage(content=answer)
+    return AIMessage(content=offline_answer(request, hits, rules_sources, session_lines))
 
 
 async def agent(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:

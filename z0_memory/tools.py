@@ -18,6 +18,7 @@ from langgraph.prebuilt import ToolRuntime
 from z0_memory.config import Context
 from z0_memory.nodes.common import context_of, memory_of
 from z0_memory.rendering import memory_block
+from z0_memory.schemas import Hit
 
 
 def round_summary(out: dict[str, Any]) -> str:
@@ -45,8 +46,8 @@ async def run_recall(query: str, store: Any, ctx: Context) -> dict[str, Any]:
     return await graph.ainvoke({"question": query, "max_rounds": int(ctx.max_rounds)}, context=ctx)
 
 
-@tool
-async def recall_memory(query: str, runtime: ToolRuntime[Context]) -> str:
+@tool(response_format="content_and_artifact")
+async def recall_memory(query: str, runtime: ToolRuntime[Context]) -> tuple[str, list[Hit]]:
     """Search this project's long-term memory (settled facts, decisions, preferences, earlier context).
 
     Use it before asking the user something an earlier session may have settled, or when the task depends on
@@ -54,5 +55,6 @@ async def recall_memory(query: str, runtime: ToolRuntime[Context]) -> str:
     """
     ctx = context_of(runtime)
     out = await run_recall(query, runtime.store, ctx)
-    hits = out.get("memories") or []
-    return f"{memory_block(hits, limit=int(ctx.top_k))}\n{round_summary(out)}"
+    hits = (out.get("memories") or [])[: int(ctx.top_k)]
+    # The model reads the block; the hits themselves ride along as the ToolMessage's artifact (for code, not the model).
+    return f"{memory_block(hits)}\n{round_summary(out)}", hits
