@@ -106,3 +106,12 @@ async def test_the_checkpointer_keeps_the_users_own_thread_as_said(fast_memory, 
     state = await graph.aget_state(cfg)
     assert SECRETS["password"] in state.values["messages"][0].content  # the thread, as the user said it
     assert leaks(await dump_everything(fast_memory)) == []  # long-term memory: redacted
+
+
+@pytest.mark.parametrize("prose", ["the token budget is 3000", "our secret sauce is caching", "keep the api key rotation weekly",
+                                   "the password policy needs twelve characters"])
+async def test_prose_about_secrets_is_not_redacted(prose):
+    """Words like token or secret followed by ordinary prose are not credentials (only assigned values are)."""
+    from z0_memory.redaction import redact_secrets
+
+    assert redact_secrets(prose) == prose

@@ -35,9 +35,13 @@ _SECRET_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
         re.compile(
             r"(?i)\b((?:[a-z0-9]+_)*(?:password|passwd|pwd|passphrase|secret|token|api[_\s-]?key|access[_\s-]?key|"
             r"private[_\s-]?key|client[_\s-]?secret|credentials?|dsn|webhook[_\s-]?secret)(?:_[a-z0-9]+)*)"
-            r"(\s*(?:is|was|are|[:=])\s*|\s+)(?!\[REDACTED\])(?:\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|[^\s\"',;，。]{3,})"
+            # "token is X" / "token: X" take any value; "token X" only a value that looks like one (a digit, 8+
+            # characters), so "token budget" or "secret sauce" stay prose. A sentence's final stop is not the value.
+            r"(?:(\s*(?:is|was|are|[:=])\s*)(?!\[REDACTED\])(?:\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|"
+            r"[^\s\"',;，。]{2,}[^\s\"',;，。.])"
+            r"|(\s+)(?!\[REDACTED\])(?=[^\s\"',;，。]*\d)[^\s\"',;，。]{7,}[^\s\"',;，。.])"
         ),
-        rf"\1\2{REDACTED}",
+        lambda m: f"{m.group(1)}{m.group(2) or m.group(3)}{REDACTED}",
     ),
     (
         re.compile(r"(密码|口令|密钥|秘钥|令牌|token|Token|TOKEN)(\s*(?:是|为|：|:|=)\s*)(?!\[REDACTED\])[^\s，。,;；]{3,}"),
@@ -62,7 +66,7 @@ def find_secrets(text: str) -> list[str]:
     found: list[str] = []
     for pattern, repl in _SECRET_PATTERNS:
         for m in pattern.finditer(text):
-            pre, _, post = m.expand(repl).partition(REDACTED)
+            pre, _, post = (repl(m) if callable(repl) else m.expand(repl)).partition(REDACTED)
             whole = m.group(0)
             secret = whole[len(pre):len(whole) - len(post)].strip().strip("\"'")
             for literal in (secret, secret.rstrip(".!?:)")):  # "... is hunter2." -> also "hunter2"
