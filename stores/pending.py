@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from z0_memory.stores.database import Database
 from z0_memory.stores.scope import Scope
+from z0_memory.errors import InvalidInputError
 from z0_memory.schemas import Candidate, PendingItem, Provenance, reject_nul
 from z0_memory.text import term_overlap
 
@@ -50,6 +51,16 @@ def _same_value(a: str | None, b: str | None) -> bool:
     return "".join(a.casefold().split()) == "".join(b.casefold().split())
 
 
+def pending_id(value: object) -> int:
+    """A pending item's id as an int, or a clear error (ids come from CLIs and APIs as text)."""
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        return int(str(value).strip()) if not isinstance(value, int) else value
+    except ValueError:
+        raise InvalidInputError(f"a pending item id is a whole number, got {value!r}") from None
+
+
 class PendingStore:
     """Pending candidates of one scope."""
 
@@ -74,7 +85,7 @@ class PendingStore:
         async with self.db.connection() as conn:
             row = await (await conn.execute(
                 f"SELECT {_COLUMNS} FROM z0_pending WHERE id = %(id)s AND project = %(project)s "
-                "AND user_id = %(user_id)s AND expires_at > now()", {**self.scope.params, "id": int(item_id)},
+                "AND user_id = %(user_id)s AND expires_at > now()", {**self.scope.params, "id": pending_id(item_id)},
             )).fetchone()
         return _item(row) if row else None
 
@@ -134,7 +145,7 @@ class PendingStore:
         async with self.db.connection() as conn:
             row = await (await conn.execute(
                 f"DELETE FROM z0_pending WHERE id = %(id)s AND project = %(project)s AND user_id = %(user_id)s "
-                f"AND expires_at > now() RETURNING {_COLUMNS}", {**self.scope.params, "id": int(item_id)},
+                f"AND expires_at > now() RETURNING {_COLUMNS}", {**self.scope.params, "id": pending_id(item_id)},
             )).fetchone()
         return _item(row) if row else None
 

@@ -65,3 +65,14 @@ async def test_concurrent_confirmations_count_once_each(memory):
     await asyncio.gather(*(pending.add(redis(), PROV) for _ in range(10)))
     items = await pending.list()
     assert len(items) == 1 and items[0].confirmations == 10
+
+
+@pytest.mark.parametrize("bad", ["abc", "1.5", "", None, True])
+async def test_bad_pending_ids_get_a_clear_error(memory, bad):
+    from z0_memory.errors import InvalidInputError
+
+    pending = memory.scope("acme").pending
+    with pytest.raises(InvalidInputError, match="whole number"):
+        await pending.take(bad)
+    with pytest.raises(InvalidInputError, match="whole number"):
+        await pending.get(bad)
