@@ -18,7 +18,8 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Sequence
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -147,3 +148,17 @@ async def memory_with(base: Z0Memory, *, project: str = "acme", **chat_models: B
 def thread() -> dict[str, Any]:
     """A config for a new thread (the checkpoint tables are shared by the whole run: never reuse an id)."""
     return {"configurable": {"thread_id": f"t-{uuid.uuid4().hex}"}}
+
+
+@contextmanager
+def swapped_model(memory: Z0Memory, role: str, model: BaseChatModel | None) -> Iterator[None]:
+    """Use ``model`` for ``role`` ("agent", "judge", "extractor") on an open memory for the block's duration."""
+    chat_models = memory.providers.chat_models
+    saved = dict(chat_models)
+    if model is not None:
+        chat_models[role] = model
+    try:
+        yield
+    finally:
+        chat_models.clear()
+        chat_models.update(saved)

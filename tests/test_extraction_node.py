@@ -10,8 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -21,6 +19,7 @@ from langchain_core.outputs import ChatResult
 from langchain_core.runnables import RunnableLambda
 from pydantic import ConfigDict
 
+from fakes import swapped_model
 from z0_memory.config import Context
 from z0_memory.graphs.extraction import build_extraction_graph
 from z0_memory.nodes.extraction import ExtractionResult, latest_turn, queue_failed_turn, retry_failed_extractions
@@ -76,17 +75,8 @@ class ScriptedExtractor(BaseChatModel):
         return [str(call[-1].content) for call in self.calls]
 
 
-@contextmanager
-def extractor(memory, model: BaseChatModel | None) -> Iterator[None]:
-    chat_models = memory.providers.chat_models
-    saved = dict(chat_models)
-    if model is not None:
-        chat_models["extractor"] = model
-    try:
-        yield
-    finally:
-        chat_models.clear()
-        chat_models.update(saved)
+def extractor(memory, model: BaseChatModel | None):
+    return swapped_model(memory, "extractor", model)
 
 
 async def run(memory, messages: list[Any], *, thread: str = "t1", ctx: Context = CTX) -> list[dict[str, Any]]:

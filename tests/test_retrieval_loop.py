@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
@@ -18,6 +16,7 @@ from langgraph.graph import END, START, StateGraph
 from pydantic import ConfigDict
 from typing_extensions import TypedDict
 
+from fakes import swapped_model
 from z0_memory.config import Context
 from z0_memory.graphs.retrieval import builder, graph as module_graph
 from z0_memory.offline.judge import norm_query
@@ -86,17 +85,8 @@ class ScriptedJudge(BaseChatModel):
         return [c["messages"][-1].content for c in self.calls]
 
 
-@contextmanager
-def judged_by(memory, model: BaseChatModel | None) -> Iterator[None]:
-    chat_models = memory.providers.chat_models
-    saved = dict(chat_models)
-    if model is not None:
-        chat_models["judge"] = model
-    try:
-        yield
-    finally:
-        chat_models.clear()
-        chat_models.update(saved)
+def judged_by(memory, model: BaseChatModel | None):
+    return swapped_model(memory, "judge", model)
 
 
 def insufficient(query: str | None = None, strategy: str | None = None, missing: str = "the region") -> Verdict:
