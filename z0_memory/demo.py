@@ -19,7 +19,6 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from z0_memory.config import Context
 from z0_memory.memory import Z0Memory
 
 DEMO_RULES = """# Project rules
