@@ -101,7 +101,20 @@ class Database:
             raise
         return self
 
+    async def _probe(self) -> None:
+        """One direct connection first, so an unreachable or refusing server fails now, with its own reason."""
+        try:
+            conn = await psycopg.AsyncConnection.connect(self.url, connect_timeout=max(1, int(self.open_timeout)))
+        except psycopg.OperationalError as exc:
+            reason = " ".join(str(exc).split())
+            raise DatabaseError(
+                f"cannot connect to {self.description}: {reason}. Check DATABASE_URL, that the server runs, "
+                "and that it accepts this user (or unset DATABASE_URL to use the embedded server)"
+            ) from None
+        await conn.close()
+
     async def _open_pool(self) -> None:
+        await self._probe()
         self.pool = AsyncConnectionPool(
             self.url, min_size=1, max_size=self.pool_max_size, kwargs=dict(POOL_KWARGS), open=False,
             check=AsyncConnectionPool.check_connection, name="z0-memory", timeout=self.connection_timeout,
