@@ -7,7 +7,7 @@ turns over up to 35 sessions). For each conversation every turn is stored as a m
 does); then each sampled question is asked as the next user turn of that thread, and the prompt is built the way
 the chat graph builds it (``nodes.respond``): the system prompt with the memory block of the retrieval loop's top
 memories (chat mode: 3 rounds, offline judge), plus the thread's recent messages trimmed to ``history_tokens``
-(3000 by default), plus the question. The baseline is the full history: the same system prompt without memory, every
+(1500 by default), plus the question. The baseline is the full history: the same system prompt without memory, every
 earlier turn of the thread, and the question. Code mode injects nothing and reaches memory through the
 ``recall_memory`` tool, whose result is the memory block alone: that figure is printed too.
 

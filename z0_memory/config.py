@@ -131,7 +131,7 @@ class Context:
             "user_id": "",
             "mode": "chat",
             "top_k": 10,
-            "history_tokens": 3000,
+            "history_tokens": 1500,
             "confidence_threshold": 0.7,
             "pending_ttl_days": 14.0,
             "structured_output_method": "json_schema",
