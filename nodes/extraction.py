@@ -278,27 +278,32 @@ async def queue_failed_turn(pm: Any, turn: Sequence[TurnMessage], thread_id: str
 async def retry_failed_extractions(memory: Any, ctx: Context) -> dict[str, int]:
     """Run the queued turns of the context's scope again; a success removes the entry, a failure counts it.
 
-    Returns ``{"retried": n, "still_failing": m}``. Two runs at once on one scope would both extract the same turns
-    (the writes deduplicate, but confirmations would count twice): run one at a time.
+    Returns ``{"retried": n, "still_failing": m}``. Each queued turn is claimed with a row lock
+    (``FOR UPDATE SKIP LOCKED``) held while it is extracted, so two retry runs at once never process the same turn.
     """
     pm = memory.scope(ctx.project, ctx.user_id)
     async with memory.db.connection() as conn:
-        rows = await (await conn.execute(
-            "SELECT id, thread_id, messages FROM z0_extraction_queue WHERE project = %(project)s "
-            "AND user_id = %(user_id)s ORDER BY id", pm.scope.params,
-        )).fetchall()
+        ids = [r["id"] for r in await (await conn.execute(
+            "SELECT id FROM z0_extraction_queue WHERE project = %(project)s AND user_id = %(user_id)s ORDER BY id",
+            pm.scope.params,
+        )).fetchall()]
     done = failed = 0
-    for row in rows:
-        turn = [TurnMessage(m["role"], m["text"], m.get("id")) for m in row["messages"]]
-        try:
-            await extract_turn(pm, memory, turn, ctx, row["thread_id"])
-        except ModelCallError as exc:
-            async with memory.db.connection() as conn:
+    for queue_id in ids:
+        async with memory.db.connection() as conn, conn.transaction():
+            row = await (await conn.execute(
+                "SELECT id, thread_id, messages FROM z0_extraction_queue WHERE id = %s FOR UPDATE SKIP LOCKED",
+                [queue_id],
+            )).fetchone()
+            if row is None:  # another run holds it, or finished it
+                continue
+            turn = [TurnMessage(m["role"], m["text"], m.get("id")) for m in row["messages"]]
+            try:
+                await extract_turn(pm, memory, turn, ctx, row["thread_id"])
+            except ModelCallError as exc:
                 await conn.execute("UPDATE z0_extraction_queue SET attempts = attempts + 1, last_attempt_at = now(), "
-                                   "error = %s WHERE id = %s", [redact_secrets(str(exc))[:2000], row["id"]])
-            failed += 1
-            continue
-        async with memory.db.connection() as conn:
-            await conn.execute("DELETE FROM z0_extraction_queue WHERE id = %s", [row["id"]])
+                                   "error = %s WHERE id = %s", [redact_secrets(str(exc))[:2000], queue_id])
+                failed += 1
+                continue
+            await conn.execute("DELETE FROM z0_extraction_queue WHERE id = %s", [queue_id])
         done += 1
     return {"retried": done, "still_failing": failed}

@@ -308,6 +308,21 @@ async def test_retry_only_touches_its_own_scope(memory):
     assert len(await table(memory, "z0_extraction_queue")) == 1
 
 
+async def test_concurrent_retry_runs_process_each_turn_once(memory):
+    with extractor(memory, ScriptedExtractor(script=[RuntimeError("down")])):
+        for i in range(3):
+            await run(memory, [HumanMessage(f"We'll use Hono for service {i}.")], thread=f"t{i}", ctx=FAST_FAIL)
+    assert len(await table(memory, "z0_extraction_queue")) == 3
+    working = ScriptedExtractor(script=[ExtractionResult(candidates=[
+        decision("acme:stack:backend_framework", "Hono")])])
+    with extractor(memory, working):
+        results = await asyncio.gather(*(retry_failed_extractions(memory, FAST_FAIL) for _ in range(4)))
+    assert sum(r["retried"] for r in results) == 3 and sum(r["still_failing"] for r in results) == 0
+    assert len(working.calls) == 3  # each queued turn extracted exactly once
+    fact = await memory.scope("acme").facts.get("acme:stack:backend_framework")
+    assert fact.confirmations == 3 and await table(memory, "z0_extraction_queue") == []
+
+
 # --- offline end to end ------------------------------------------------------------------------------------------
 
 SCENARIOS = {
