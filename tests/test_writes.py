@@ -182,3 +182,24 @@ async def test_human_promotion_of_a_pending_item(memory):
     assert out is not None and out.action == "promoted"
     assert (await pm.facts.get("acme:database:cache")).value == "Redis"
     assert await promote(pm, item.id, Provenance(extractor="human")) is None
+
+
+async def test_a_failed_promotion_puts_the_pending_item_back(memory, monkeypatch):
+    """Promotion takes the item, then persists; when persisting fails the item waits again (nothing is lost)."""
+    from z0_memory import writes
+    from z0_memory.schemas import Candidate, Provenance
+
+    pm = memory.scope("acme")
+    hedge = Candidate(kind="decision", key="acme:database:cache", value="Redis", content="maybe Redis for caching",
+                      confidence=0.35, hedged=True)
+    item = (await pm.pending.add(hedge, Provenance(extractor="test", confidence=0.35))).item
+
+    async def broken_persist(*args, **kwargs):
+        raise RuntimeError("database went away mid-write")
+
+    monkeypatch.setattr(writes, "persist", broken_persist)
+    with pytest.raises(RuntimeError, match="went away"):
+        await writes.promote(pm, item.id, Provenance(extractor="human", confidence=1.0))
+    [back] = await pm.pending.list()
+    assert back.candidate.value == "Redis" and back.candidate.hedged
+    assert await pm.facts.get("acme:database:cache") is None

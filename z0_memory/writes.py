@@ -30,7 +30,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
 from z0_memory.redaction import REDACTED, redact_secrets
-from z0_memory.schemas import Candidate, MemoryKey, Provenance, normalize_segment
+from z0_memory.schemas import Candidate, MemoryKey, PendingItem, Provenance, normalize_segment
 from z0_memory.stores.semantic import NewMemory
 from z0_memory.text import term_overlap
 
@@ -141,9 +141,10 @@ async def gate_and_write(pm: ProjectMemory, candidate: Candidate, provenance: Pr
     if waiting is not None and not candidate.hedged:
         evidence = combined_confidence(waiting.candidate.confidence, candidate.confidence)
         if candidate.confirms or evidence >= threshold or candidate.confidence >= threshold:
-            if await pm.pending.take(waiting.id) is not None:
+            taken = await pm.pending.take(waiting.id)
+            if taken is not None:
                 merged = _merge(waiting.candidate, candidate, evidence)
-                outcome = await persist(pm, merged, provenance, supersede_ids)
+                outcome = await _persist_taken(pm, taken, merged, provenance, supersede_ids)
                 return WriteOutcome("promoted", outcome.target, outcome.content, merged.confidence,
                                     outcome.previous)
     if candidate.confidence >= threshold:
@@ -166,6 +167,16 @@ def _merge(waiting: Candidate, confirming: Candidate, evidence: float) -> Candid
     })
 
 
+async def _persist_taken(pm: ProjectMemory, taken: PendingItem, candidate: Candidate, provenance: Provenance,
+                         supersede_ids: Sequence[str]) -> WriteOutcome:
+    """Persist a promoted pending item; if that fails, put the item back so nothing the user said is lost."""
+    try:
+        return await persist(pm, candidate, provenance, supersede_ids)
+    except BaseException:
+        await pm.pending.add(taken.candidate, taken.provenance)
+        raise
+
+
 async def promote(pm: ProjectMemory, pending_id: int, provenance: Provenance) -> WriteOutcome | None:
     """A human confirms a pending item (CLI / API): persist it as is. None when it no longer waits."""
     item = await pm.pending.take(pending_id)
@@ -173,5 +184,5 @@ async def promote(pm: ProjectMemory, pending_id: int, provenance: Provenance) ->
         return None
     candidate = redact_candidate(item.candidate)
     candidate = candidate.model_copy(update={"hedged": False, "confidence": max(item.candidate.confidence, 1.0)})
-    outcome = await persist(pm, candidate, provenance)
+    outcome = await _persist_taken(pm, item, candidate, provenance, ())
     return WriteOutcome("promoted", outcome.target, outcome.content, candidate.confidence, outcome.previous)
