@@ -13,6 +13,7 @@ by reciprocal rank. Every statement carries the store's scope (project, user): n
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import Callable, Sequence
@@ -68,36 +69,47 @@ def vector_literal(embedding: Sequence[float]) -> str:
     return "[" + ",".join(f"{float(x):.7g}" for x in embedding) + "]"
 
 
+INSERT_SQL = (
+    f"INSERT INTO {SEMANTIC_TABLE} (id, content, embedding, content_tsv, project, user_id, category, kind, "
+    "confidence, created_at, superseded_at, fact_key, fact_version, source_ids, search_text, metadata) "
+    "VALUES (%(id)s, %(content)s, %(embedding)s::vector, ''::tsvector, %(project)s, %(user_id)s, %(category)s, "
+    "%(kind)s, %(confidence)s, %(created_at)s, %(superseded_at)s, %(fact_key)s, %(fact_version)s, "
+    "%(source_ids)s, %(search_text)s, %(metadata)s::json)"
+)
+
+
+def row_params(
+    scope: Scope, memory: NewMemory, embedding: Sequence[float], *,
+    fact_key: str | None = None, fact_version: int | None = None, superseded_at: datetime | None = None,
+) -> dict[str, Any]:
+    """The parameters of one row for ``INSERT_SQL`` (the id is ``memory.id`` or a new uuid)."""
+    return {
+        **scope.params,
+        "id": memory.id or str(uuid.uuid4()),
+        "content": memory.content,
+        "embedding": vector_literal(embedding),
+        "category": memory.category,
+        "kind": memory.kind,
+        "confidence": memory.confidence,
+        "created_at": memory.created_at or datetime.now(UTC),
+        "superseded_at": superseded_at,
+        "fact_key": fact_key,
+        "fact_version": fact_version,
+        "source_ids": json.dumps(list(memory.source_ids)),
+        "search_text": search_text(f"{memory.category.replace('_', ' ')} {memory.content}"),
+        "metadata": json.dumps(memory.metadata, default=str),
+    }
+
+
 async def insert_row(
     conn: Any, scope: Scope, memory: NewMemory, embedding: Sequence[float], *,
     fact_key: str | None = None, fact_version: int | None = None, superseded_at: datetime | None = None,
 ) -> str:
     """Insert one row (inside the caller's transaction when it has one); return its id."""
-    row_id = memory.id or str(uuid.uuid4())
-    await conn.execute(
-        f"INSERT INTO {SEMANTIC_TABLE} (id, content, embedding, content_tsv, project, user_id, category, kind, "
-        "confidence, created_at, superseded_at, fact_key, fact_version, source_ids, search_text, metadata) "
-        "VALUES (%(id)s, %(content)s, %(embedding)s::vector, ''::tsvector, %(project)s, %(user_id)s, %(category)s, "
-        "%(kind)s, %(confidence)s, %(created_at)s, %(superseded_at)s, %(fact_key)s, %(fact_version)s, "
-        "%(source_ids)s, %(search_text)s, %(metadata)s::json)",
-        {
-            **scope.params,
-            "id": row_id,
-            "content": memory.content,
-            "embedding": vector_literal(embedding),
-            "category": memory.category,
-            "kind": memory.kind,
-            "confidence": memory.confidence,
-            "created_at": memory.created_at or datetime.now(UTC),
-            "superseded_at": superseded_at,
-            "fact_key": fact_key,
-            "fact_version": fact_version,
-            "source_ids": json.dumps(list(memory.source_ids)),
-            "search_text": search_text(f"{memory.category.replace('_', ' ')} {memory.content}"),
-            "metadata": json.dumps(memory.metadata, default=str),
-        },
-    )
-    return row_id
+    params = row_params(scope, memory, embedding, fact_key=fact_key, fact_version=fact_version,
+                        superseded_at=superseded_at)
+    await conn.execute(INSERT_SQL, params)
+    return params["id"]
 
 
 def _record(row: dict[str, Any]) -> MemoryRecord:
@@ -154,13 +166,25 @@ class SemanticStore:
         for m in memories:
             _check(m)
         ids: list[str] = []
-        for start in range(0, len(memories), batch_size):
-            batch = memories[start:start + batch_size]
-            vectors = await self.embeddings.aembed_documents([m.content for m in batch])
-            async with self.db.connection() as conn, conn.transaction():
-                for memory, vector in zip(batch, vectors, strict=True):
-                    ids.append(await insert_row(conn, self.scope, memory, vector))
+        batches = [memories[i:i + batch_size] for i in range(0, len(memories), batch_size)]
+        next_vectors = asyncio.ensure_future(self._embed(batches[0])) if batches else None
+        for n, batch in enumerate(batches):
+            vectors = await next_vectors
+            # embed the next batch while this one is written (embedding runs in a worker thread)
+            next_vectors = asyncio.ensure_future(self._embed(batches[n + 1])) if n + 1 < len(batches) else None
+            rows = [row_params(self.scope, m, v) for m, v in zip(batch, vectors, strict=True)]
+            try:
+                async with self.db.connection() as conn, conn.transaction(), conn.cursor() as cur:
+                    await cur.executemany(INSERT_SQL, rows)  # pipelined: one round trip per batch, not per row
+            except BaseException:
+                if next_vectors is not None:
+                    next_vectors.cancel()
+                raise
+            ids.extend(r["id"] for r in rows)
         return ids
+
+    async def _embed(self, batch: Sequence[NewMemory]) -> list[list[float]]:
+        return await self.embeddings.aembed_documents([m.content for m in batch])
 
     async def add_or_confirm(self, memory: NewMemory, same: Callable[[Hit], bool], *,
                              candidates: int = 5) -> tuple[Literal["added", "confirmed"], str, str]:

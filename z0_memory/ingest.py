@@ -116,7 +116,7 @@ def transcript_turns(path: Path) -> list[list[tuple[str, str]]]:
 
 
 async def ingest_locomo(memory: Any, ctx: Context, path: Path, progress: Progress | None = None,
-                        batch_size: int = 128) -> int:
+                        batch_size: int = 1024) -> int:
     data = load_json(path)
     conversations = data if isinstance(data, list) else [data]
     turns = [t for conv in conversations for t in locomo_turns(conv)]
