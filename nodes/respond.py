@@ -10,16 +10,22 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, trim_messages
+from langchain_core.messages import (
+    AIMessage,
+    AnyMessage,
+    HumanMessage,
+    SystemMessage,
+    trim_messages,
+)
 from langgraph.runtime import Runtime
+from z0_memory.nodes.common import scope_of
 
 from z0_memory.config import Context
 from z0_memory.llm import ModelCallError, invoke_messages
-from z0_memory.nodes.common import scope_of
 from z0_memory.prompts import CHAT_SYSTEM, OFFLINE_NOTE, RULES_HEADER
 from z0_memory.rendering import escape, memory_block
 from z0_memory.schemas import Hit
-from z0_memory.text import content_terms, light_stem
+from z0_memory.text import content_terms, stem
 from z0_memory.tokens import count_message_tokens, message_text
 
 INJECTED_MEMORIES = 8
@@ -42,8 +48,8 @@ def system_prompt(base: str, rules: str | None, memories: Sequence[Hit] | None =
 
 
 def _relevant(request: str, hit: Hit) -> bool:
-    terms = {light_stem(t) for t in content_terms(request)}
-    return hit.key is not None or bool(terms & {light_stem(t) for t in content_terms(hit.content)})
+    terms = {stem(t) for t in content_terms(request)}
+    return hit.key is not None or bool(terms & {stem(t) for t in content_terms(hit.content)})
 
 
 def offline_answer(request: str, memories: Sequence[Hit], rules_sources: Sequence[str] = (),

@@ -6,10 +6,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from z0_memory.offline.fusion import fuse_rounds
-from z0_memory.offline.judge import analyze_question, judge, norm_query, stem
+from z0_memory.offline.judge import analyze_question, judge, norm_query
 from z0_memory.offline.rewriter import last_resort, rewrite
 from z0_memory.offline.router import route
 from z0_memory.schemas import Hit, Verdict
+from z0_memory.text import stem
 
 KEYS = ["acme:stack:backend_framework", "acme:stack:database", "acme:缓存:后端", "other:infra:queue_system"]
 CATEGORIES = ["stack", "deploy", "缓存"]

@@ -15,7 +15,7 @@ from langchain_core.tools import tool
 from langgraph.prebuilt import InjectedState
 
 from z0_memory.rendering import escape, strip_memory_blocks
-from z0_memory.text import light_stem, content_terms
+from z0_memory.text import content_terms, stem
 from z0_memory.tokens import message_text
 
 SESSION_RESULTS = 4
@@ -40,14 +40,14 @@ def earlier_turns(messages: Sequence[AnyMessage]) -> list[tuple[int, str, str]]:
 
 
 def search_turns(messages: Sequence[AnyMessage], query: str, k: int = SESSION_RESULTS) -> list[tuple[int, str, str]]:
-    terms = {light_stem(t) for t in content_terms(query) if t not in LOOK_BACK_WORDS}
+    terms = {stem(t) for t in content_terms(query) if t not in LOOK_BACK_WORDS}
     turns = earlier_turns(messages)
     if not terms or not turns:
         return []
     last = max(n for n, _, _ in turns) or 1
     scored = []
     for number, role, text in turns:
-        overlap = len(terms & {light_stem(t) for t in content_terms(text)})
+        overlap = len(terms & {stem(t) for t in content_terms(text)})
         if overlap:
             user_bonus = 0.5 if role == "user" else 0.0  # what the user said is what "I mentioned" refers to
             scored.append((overlap + user_bonus + 0.1 * number / last, number, role, text))

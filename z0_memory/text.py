@@ -111,20 +111,41 @@ def or_tsquery(terms: list[str]) -> str:
     return " | ".join(f"'{t}'" for t in terms)
 
 
-def light_stem(term: str) -> str:
-    """A crude English suffix stripper (prefers -> prefer, deployed -> deploy) for overlap measures."""
-    if not term.isascii() or len(term) <= 4:
-        return term
-    for suffix in ("ing", "ed", "es", "s"):
-        if term.endswith(suffix) and len(term) - len(suffix) >= 3:
-            return term[: -len(suffix)]
-    return term
+_SUFFIXES = ("ational", "iveness", "fulness", "ousness", "ization", "ingly", "ation", "ement", "ments", "ness",
+             "ment", "ings", "ing", "edly", "ies", "ied", "ers", "ed", "es", "er", "ly", "s")
+
+
+@lru_cache(maxsize=65536)
+def stem(token: str) -> str:
+    """A light, deterministic English stemmer (CJK and short tokens are returned unchanged)."""
+    tok = token.lower().replace("’", "'")
+    if tok.endswith("'s"):
+        tok = tok[:-2]
+    if contains_cjk(tok) or len(tok) <= 3 or not tok.isalpha():
+        return tok
+    for suffix in _SUFFIXES:
+        if tok.endswith(suffix) and len(tok) - len(suffix) >= 3:
+            base = tok[: -len(suffix)]
+            if suffix in ("ies", "ied"):
+                return base + "y"
+            if suffix == "s" and tok.endswith(("ss", "us", "is")):
+                return tok
+            if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "lsz":
+                base = base[:-1]
+            return base
+    return tok
+
+
+@lru_cache(maxsize=8192)
+def text_stems(text: str) -> frozenset[str]:
+    """The stems of every token of ``text`` (cached: the loop re-reads the same hits every round)."""
+    return frozenset(stem(t) for t in tokens(text))
 
 
 def term_overlap(a: str, b: str) -> float:
     """Jaccard overlap of the stemmed content terms of two texts (bilingual), 0..1."""
-    ta = {light_stem(t) for t in content_terms(a)}
-    tb = {light_stem(t) for t in content_terms(b)}
+    ta = {stem(t) for t in content_terms(a)}
+    tb = {stem(t) for t in content_terms(b)}
     if not ta or not tb:
         return 0.0
     return len(ta & tb) / len(ta | tb)

@@ -25,7 +25,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from z0_memory.offline.judge import QuestionAnalysis, analyze_question, entity_in, hit_stems
+from z0_memory.offline.judge import (
+    QuestionAnalysis,
+    analyze_question,
+    entity_in,
+    hit_stems,
+)
 from z0_memory.schemas import Hit
 
 RRF_K = 5

@@ -57,7 +57,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from z0_memory.schemas import Hit, StrategyName, Verdict
-from z0_memory.text import STOPWORDS, content_terms, contains_cjk, tokens
+from z0_memory.text import (
+    STOPWORDS,
+    contains_cjk,
+    content_terms,
+    stem,
+    text_stems,
+    tokens,
+)
 
 TOP_K = 5
 LIST_FAILURE = "a list question needs two or more relevant hits and at least one exploratory round"
@@ -142,30 +149,6 @@ ASPECT_EXPANSIONS: dict[str, tuple[str, str]] = {
     "value": ("", ""),
 }
 
-_SUFFIXES = ("ational", "iveness", "fulness", "ousness", "ization", "ingly", "ation", "ement", "ments", "ness",
-             "ment", "ings", "ing", "edly", "ies", "ied", "ers", "ed", "es", "er", "ly", "s")
-
-
-def stem(token: str) -> str:
-    """A light, deterministic English stemmer (CJK and short tokens are returned unchanged)."""
-    tok = token.lower().replace("’", "'")
-    if tok.endswith("'s"):
-        tok = tok[:-2]
-    if contains_cjk(tok) or len(tok) <= 3 or not tok.isalpha():
-        return tok
-    for suffix in _SUFFIXES:
-        if tok.endswith(suffix) and len(tok) - len(suffix) >= 3:
-            base = tok[: -len(suffix)]
-            if suffix in ("ies", "ied"):
-                return base + "y"
-            if suffix == "s" and tok.endswith(("ss", "us", "is")):
-                return tok
-            if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "lsz":
-                base = base[:-1]
-            return base
-    return tok
-
-
 def norm_query(query: str) -> str:
     """How queries are compared for repetition: NFKC, case-folded, whitespace collapsed, end punctuation dropped."""
     text = unicodedata.normalize("NFKC", query).casefold()
@@ -248,7 +231,7 @@ def hit_text(hit: Hit) -> str:
 
 
 def hit_stems(hit: Hit) -> frozenset[str]:
-    return frozenset(stem(t) for t in tokens(hit_text(hit)))
+    return text_stems(hit_text(hit))
 
 
 def entity_in(entity: str, hit: Hit, stems_: frozenset[str]) -> bool:

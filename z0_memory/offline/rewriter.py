@@ -37,10 +37,9 @@ from z0_memory.offline.judge import (
     entity_in,
     hit_stems,
     norm_query,
-    stem,
 )
 from z0_memory.schemas import STRATEGIES, Hit, StrategyName, Verdict
-from z0_memory.text import STOPWORDS, content_terms, contains_cjk, tokens
+from z0_memory.text import STOPWORDS, contains_cjk, content_terms, stem, tokens
 
 PRF_HITS = 5
 PRF_TERMS = 3

@@ -26,9 +26,9 @@ import re
 from collections.abc import Sequence
 
 from z0_memory.errors import InvalidKeyError
-from z0_memory.offline.judge import literal_keys, stem
+from z0_memory.offline.judge import literal_keys
 from z0_memory.schemas import MemoryKey, RouteDecision, StrategyName
-from z0_memory.text import contains_cjk, tokens
+from z0_memory.text import contains_cjk, stem, tokens
 
 _IDENTIFIER_RE = re.compile(r"^[A-Za-z0-9_][\w.\-/:@#$]*$")
 
