@@ -46,16 +46,22 @@ class RetrievalState(TypedDict, total=False):
 
 
 class ExtractionState(TypedDict, total=False):
+    """What the post-turn extraction node reads (messages) and writes (what it did with each candidate)."""
+
     messages: Annotated[list[AnyMessage], add_messages]
     extraction: list[dict[str, Any]]
 
 
-class ChatState(TypedDict, total=False):
-    """Chat mode: the three layers as channels — rules, recalled memories, and the thread's messages."""
+class SessionState(ExtractionState, total=False):
+    """The channels both agent graphs share: the thread (layer 3), the rules (layer 1), the extraction outcome."""
 
-    messages: Annotated[list[AnyMessage], add_messages]
     rules: str
     rules_sources: list[str]
+
+
+class ChatState(SessionState, total=False):
+    """Chat mode: the three layers as channels — rules, recalled memories, and the thread's messages."""
+
     question: str
     max_rounds: int | None
     include_history: bool
@@ -63,14 +69,9 @@ class ChatState(TypedDict, total=False):
     verdict: Verdict | None
     trace: list[RoundTrace]
     stop_reason: str
-    extraction: list[dict[str, Any]]
 
 
-class CodeState(TypedDict, total=False):
+class CodeState(SessionState, total=False):
     """Code mode: memory and the thread's past reach the agent only through its tools."""
 
-    messages: Annotated[list[AnyMessage], add_messages]
-    rules: str
-    rules_sources: list[str]
     prompt_tokens: int
-    extraction: list[dict[str, Any]]
