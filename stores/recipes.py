@@ -30,7 +30,7 @@ from z0_memory.errors import InvalidKeyError
 from z0_memory.schemas import FactVersion, Hit
 from z0_memory.stores.facts import mirror_id, mirror_text
 from z0_memory.stores.schema import SEMANTIC_TABLE
-from z0_memory.stores.semantic import _COLUMNS, _record, hit_from_record, vector_literal
+from z0_memory.stores.semantic import _COLUMNS, _record, hit_from_record, rrf_fuse, vector_literal
 from z0_memory.text import or_tsquery, query_terms
 
 if TYPE_CHECKING:
@@ -118,18 +118,6 @@ async def dense_search(pm: ProjectMemory, query: str, k: int, *, include_history
     return [hit_from_record(_record(row), float(row["score"]), "semantic") for row in rows]
 
 
-def weighted_rrf(lists: Sequence[tuple[float, Sequence[Hit]]], k: int, strategy: str) -> list[Hit]:
-    """Reciprocal-rank fusion with a weight per list: ``sum w / (RRF_K + rank)`` (deduplicated by id)."""
-    scores: dict[str, float] = {}
-    best: dict[str, Hit] = {}
-    for weight, hits in lists:
-        for rank, hit in enumerate(hits, 1):
-            scores[hit.id] = scores.get(hit.id, 0.0) + weight / (HYBRID_RRF_K + rank)
-            best.setdefault(hit.id, hit)
-    order = sorted(scores, key=lambda i: -scores[i])[:k]
-    return [best[i].model_copy(update={"score": scores[i], "strategy": strategy}) for i in order]
-
-
 async def hybrid_search(pm: ProjectMemory, query: str, k: int, *, include_history: bool = False) -> list[Hit]:
     """BM25 and dense search (the query is embedded while BM25 runs), fused by weighted reciprocal rank."""
     depth = max(k, HYBRID_DEPTH)
@@ -139,7 +127,7 @@ async def hybrid_search(pm: ProjectMemory, query: str, k: int, *, include_histor
     finally:
         vector = await vector_task
     dense = await dense_search(pm, query, depth, include_history=include_history, query_vector=vector)
-    return weighted_rrf([(KEYWORD_WEIGHT, sparse), (DENSE_WEIGHT, dense)], k, "hybrid")
+    return rrf_fuse([sparse, dense], k, "hybrid", weights=[KEYWORD_WEIGHT, DENSE_WEIGHT], rrf_k=HYBRID_RRF_K)
 
 
 async def semantic(pm: ProjectMemory, req: SearchRequest) -> list[Hit]:

@@ -133,13 +133,14 @@ def hit_from_record(record: MemoryRecord, score: float, strategy: str) -> Hit:
     )
 
 
-def rrf_fuse(lists: Sequence[Sequence[Hit]], k: int, strategy: str = "hybrid") -> list[Hit]:
-    """Reciprocal-rank fusion of ranked hit lists (deduplicated by id)."""
+def rrf_fuse(lists: Sequence[Sequence[Hit]], k: int, strategy: str = "hybrid", *,
+             weights: Sequence[float] | None = None, rrf_k: int = RRF_K) -> list[Hit]:
+    """Reciprocal-rank fusion of ranked hit lists: ``sum w / (rrf_k + rank)``, deduplicated by id, best first."""
     scores: dict[str, float] = {}
     best: dict[str, Hit] = {}
-    for hits in lists:
-        for rank, hit in enumerate(hits):
-            scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (RRF_K + rank + 1)
+    for weight, hits in zip(weights if weights is not None else [1.0] * len(lists), lists, strict=True):
+        for rank, hit in enumerate(hits, 1):
+            scores[hit.id] = scores.get(hit.id, 0.0) + weight / (rrf_k + rank)
             best.setdefault(hit.id, hit)
     order = sorted(scores, key=scores.__getitem__, reverse=True)[:k]
     return [best[i].model_copy(update={"score": scores[i], "strategy": strategy}) for i in order]
