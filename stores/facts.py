@@ -10,7 +10,6 @@ losing a write, and every version gets a searchable mirror row in the semantic t
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -189,8 +188,3 @@ class FactStore:
                 )
         return len(versions)
 
-    async def forget_many(self, keys: Sequence[str | MemoryKey], *, include_history: bool = False) -> int:
-        total = 0
-        for key in keys:
-            total += await self.forget(key, include_history=include_history)
-        return total

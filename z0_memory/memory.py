@@ -11,7 +11,6 @@ providers, and closes everything in ``close()``. Nothing here is global: two ins
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -175,11 +174,3 @@ class Z0Memory:
         await self.db.open()
         return await stored_embedding(self.db)
 
-
-def run_sync(coro: Any) -> Any:
-    """Run a coroutine from sync code (CLI); refuses inside a running event loop with a clear message."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    raise RuntimeError("run_sync() called inside an event loop: await the coroutine instead")
