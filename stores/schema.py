@@ -4,6 +4,10 @@
 not applied yet (``z0_schema_version`` records them), sets up LangGraph's checkpointer tables, and checks that the
 configured embedding model matches the one the semantic table was built with. Re-running it is a no-op.
 
+``z0_memory_stats`` holds, per (project, user), the document count and total length (in distinct lexemes) of all
+semantic rows and of the current ones: BM25 needs both on every keyword search, and triggers on the semantic table
+keep them exact at write time instead of a scan of the scope at read time.
+
 Why KV facts live in a table of our own rather than LangGraph's ``PostgresStore``: its ``put`` overwrites blindly,
 while a fact here is a chain of versions (valid_from / valid_to, provenance, confirmations), superseded inside one
 transaction under a row lock, with a partial unique index guaranteeing one current version per key.
@@ -17,11 +21,12 @@ from dataclasses import dataclass
 
 from langchain_postgres import Column
 from langchain_postgres.v2.hybrid_search_config import HybridSearchConfig
-
 from z0_memory.stores.database import Database
+
 from z0_memory.errors import EmbeddingMismatchError
 
 SEMANTIC_TABLE = "z0_memories"
+STATS_TABLE = "z0_memory_stats"
 SETUP_LOCK_ID = 0x7A30_6D656D  # "z0mem"
 
 SEMANTIC_METADATA_COLUMNS = (
@@ -111,6 +116,77 @@ CREATE INDEX IF NOT EXISTS z0_memories_fact ON {SEMANTIC_TABLE} (project, user_i
 """
 
 
+_STATS_ROWS = {  # the rows a statement added (+1) and removed (-1), per trigger event
+    "INSERT": "SELECT project, user_id, 1 AS sign, content_tsv, superseded_at FROM z0_new_rows",
+    "DELETE": "SELECT project, user_id, -1 AS sign, content_tsv, superseded_at FROM z0_old_rows",
+    "UPDATE": "SELECT project, user_id, 1 AS sign, content_tsv, superseded_at FROM z0_new_rows UNION ALL "
+              "SELECT project, user_id, -1, content_tsv, superseded_at FROM z0_old_rows",
+}
+_STATS_TRANSITION = {"INSERT": "NEW TABLE AS z0_new_rows", "DELETE": "OLD TABLE AS z0_old_rows",
+                     "UPDATE": "OLD TABLE AS z0_old_rows NEW TABLE AS z0_new_rows"}
+
+
+def _stats_trigger_sql(event: str) -> str:
+    """A statement-level trigger adding what one statement changed to the per-scope statistics.
+
+    Statement-level with transition tables rather than row-level: a statement touching many rows of a scope
+    (``forget_everything`` of 100k memories) updates its statistics row once, not once per row (each update of a
+    row leaves a version the next one must walk past until the transaction ends), and a statement touching several
+    scopes upserts them in key order, so two such statements do not deadlock. Updates that change neither the text
+    nor the supersession (confirmations, re-embedding) add nothing and take no lock (``HAVING``). Writers of one
+    scope queue on its statistics row from their first write to their commit; our transactions are short.
+    """
+    name = f"z0_memory_stats_{event.lower()}"
+    return f"""
+CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO {STATS_TABLE} AS s (project, user_id, docs, doc_len, current_docs, current_len)
+    SELECT project, user_id, sum(sign), sum(sign * len), sum(sign * cur), sum(sign * cur * len)
+    FROM (SELECT project, user_id, sign, coalesce(length(content_tsv), 0) AS len, (superseded_at IS NULL)::int AS cur
+          FROM ({_STATS_ROWS[event]}) r) d
+    GROUP BY project, user_id
+    HAVING (sum(sign), sum(sign * len), sum(sign * cur), sum(sign * cur * len)) <> (0, 0, 0, 0)
+    ORDER BY project, user_id
+    ON CONFLICT (project, user_id) DO UPDATE SET
+        docs = s.docs + EXCLUDED.docs, doc_len = s.doc_len + EXCLUDED.doc_len,
+        current_docs = s.current_docs + EXCLUDED.current_docs, current_len = s.current_len + EXCLUDED.current_len;
+    RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS {name} ON {SEMANTIC_TABLE};
+CREATE TRIGGER {name} AFTER {event} ON {SEMANTIC_TABLE} REFERENCING {_STATS_TRANSITION[event]}
+    FOR EACH STATEMENT EXECUTE FUNCTION {name}();
+"""
+
+
+_STATS_SQL = f"""
+LOCK TABLE {SEMANTIC_TABLE} IN SHARE ROW EXCLUSIVE MODE;
+CREATE TABLE IF NOT EXISTS {STATS_TABLE} (
+    project      text NOT NULL,
+    user_id      text NOT NULL,
+    docs         bigint NOT NULL,
+    doc_len      bigint NOT NULL,
+    current_docs bigint NOT NULL,
+    current_len  bigint NOT NULL,
+    PRIMARY KEY (project, user_id)
+);
+{"".join(_stats_trigger_sql(event) for event in _STATS_ROWS)}
+CREATE OR REPLACE FUNCTION z0_memory_stats_truncate() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM {STATS_TABLE};
+    RETURN NULL;
+END $$;
+DROP TRIGGER IF EXISTS z0_memory_stats_truncate ON {SEMANTIC_TABLE};
+CREATE TRIGGER z0_memory_stats_truncate AFTER TRUNCATE ON {SEMANTIC_TABLE}
+    FOR EACH STATEMENT EXECUTE FUNCTION z0_memory_stats_truncate();
+DELETE FROM {STATS_TABLE};
+INSERT INTO {STATS_TABLE} (project, user_id, docs, doc_len, current_docs, current_len)
+SELECT project, user_id, count(*), coalesce(sum(length(content_tsv)), 0),
+       count(*) FILTER (WHERE superseded_at IS NULL),
+       coalesce(sum(length(content_tsv)) FILTER (WHERE superseded_at IS NULL), 0)
+FROM {SEMANTIC_TABLE} GROUP BY project, user_id;
+"""
+
+
 def hybrid_config() -> HybridSearchConfig:
     """The tsvector column of the semantic table (filled by our trigger from the segmented ``search_text``)."""
     return HybridSearchConfig(tsv_column="content_tsv", tsv_lang="english")
@@ -154,16 +230,29 @@ async def _migration_3(db: Database, embedding: EmbeddingSpec) -> None:
         await conn.execute("ALTER TABLE z0_facts ADD COLUMN IF NOT EXISTS statement text")
 
 
+async def _migration_4(db: Database, embedding: EmbeddingSpec) -> None:
+    """Per-scope BM25 statistics (document count and total length, all rows and current rows), kept by triggers.
+
+    Keyword search needs N and the mean document length of its scope; counting them on every query scanned the
+    whole scope (at 100k memories, most of a 100 ms search). Table, triggers and backfill commit in one
+    transaction while writes to the semantic table wait (SHARE ROW EXCLUSIVE), so no write is missed or counted
+    twice; re-running it recomputes the same figures.
+    """
+    async with db.connection() as conn, conn.transaction():
+        await conn.execute(_STATS_SQL, prepare=False)
+
+
 Migration = Callable[[Database, EmbeddingSpec], Awaitable[None]]
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "core tables: meta, facts, pending, extraction queue", _migration_1),
     (2, "semantic memory table (PGVectorStore) with full-text trigger, GIN and HNSW indexes", _migration_2),
     (3, "facts keep the statement each version was stated in", _migration_3),
+    (4, "per-scope BM25 statistics kept by triggers on the semantic table", _migration_4),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 
-async def write_embedding_meta(conn, embedding: EmbeddingSpec) -> None:  # noqa: ANN001
+async def write_embedding_meta(conn, embedding: EmbeddingSpec) -> None:
     await conn.execute(
         "INSERT INTO z0_meta (key, value) VALUES ('embedding', %s::jsonb) "
         "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
