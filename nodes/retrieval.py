@@ -4,7 +4,8 @@ Rules the loop keeps (each visible in the trace):
 * each round runs its recipes, then expands the round's best hits with their conversation neighbours (the turn
   after a retrieved question, ``recipes.expand_neighbors``);
 * evidence accumulates: every round's hits are fused with all earlier rounds' (``fuse_rounds``), then weighted by
-  confidence, supersession and recency (``recipes.rerank``);
+  confidence, supersession and recency (``recipes.rerank``), then hits next to the best ones in a conversation
+  gain part of their score (``fusion.context_boost``; not for list and comparison questions);
 * the judge is the configured model when there is one, else the offline judge; a model call that fails after its
   retries (timeout, HTTP error, malformed output) falls back to the offline judge for that round, and the trace
   records the error: a failing judge never fails the caller;
@@ -26,7 +27,8 @@ from langgraph.runtime import Runtime
 from z0_memory.nodes.common import scope_of
 from z0_memory.config import Context
 from z0_memory.llm import ModelCallError, invoke_structured
-from z0_memory.offline.fusion import fuse_rounds
+from z0_memory.offline.fusion import context_boost, fuse_rounds
+from z0_memory.offline.judge import analyze_question
 from z0_memory.offline.judge import judge as offline_judge
 from z0_memory.offline.rewriter import rewrite as offline_rewrite
 from z0_memory.offline.router import route as offline_route
@@ -82,6 +84,8 @@ async def retrieve(state: RetrievalState, runtime: Runtime[Context]) -> dict[str
     round_hits = await expand_neighbors(pm, round_hits, include_history=req.include_history)
     rounds = [*state.get("round_hits", []), round_hits]
     memories = rerank(fuse_rounds(rounds, state["question"]), include_history=req.include_history)
+    analysis = analyze_question(state["question"])
+    memories = context_boost(memories, spread=analysis.is_list or analysis.is_compare)
     number = int(state.get("round", 0)) + 1
     trace = RoundTrace(
         round=number, query=req.query, strategies=list(state["strategies"]), started_at=started,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from z0_memory.offline.fusion import fuse_rounds
+from z0_memory.offline.fusion import CONTEXT_WEIGHT, context_boost, fuse_rounds
 from z0_memory.offline.judge import analyze_question, judge, norm_query
 from z0_memory.offline.rewriter import last_resort, rewrite
 from z0_memory.offline.router import route
@@ -258,6 +258,28 @@ def test_fusion_is_deterministic_and_prefers_the_questions_speaker():
     a = fuse_rounds(rounds, "What does Nate love?")
     assert [h.id for h in a] == [h.id for h in fuse_rounds(rounds, "What does Nate love?")]
     assert a[0].id == "y"
+
+
+def test_context_boost_lifts_the_best_hits_conversation_neighbours_only():
+    ranked = [
+        hit("q", "Melanie: What inspired your painting?", 1.0, session=9, turn=15),
+        hit("far", "Caroline: I love painting at dawn.", 0.49, session=3, turn=4),
+        hit("other", "Caroline: Painting is my therapy.", 0.45, session=2, turn=16),
+        hit("next", "Caroline: I painted this after I visited a center.", 0.3, session=9, turn=16),
+        hit("same", "Melanie: It is beautiful.", 0.29, session=9, turn=17),
+        hit("fact", "acme:stack:db = Postgres", 0.28),
+    ]
+    boosted = context_boost(ranked)
+    scores = {h.id: h.score for h in boosted}
+    assert scores["next"] == 0.3 + CONTEXT_WEIGHT * 1.0 * 0.4  # one turn after the anchor "q"
+    assert scores["same"] == 0.29 + CONTEXT_WEIGHT * 1.0 * 0.5  # two turns after: the best anchor counts
+    assert scores["q"] > 1.0  # "next" and "same" are anchors too, one and two turns away
+    assert scores["other"] == 0.45 and scores["fact"] == 0.28  # another session; no conversation metadata
+    assert [h.id for h in boosted][:3] == ["q", "same", "next"]
+    assert [h.score for h in boosted] == sorted((h.score for h in boosted), reverse=True)
+    assert context_boost(ranked, spread=True) == ranked  # list questions keep their breadth
+    plain = [hit("a", "x", 1.0), hit("b", "y", 0.5)]
+    assert context_boost(plain) == plain and context_boost([]) == []
 
 
 def test_stem_is_light():

@@ -22,6 +22,10 @@ _SEGMENT_RE = re.compile(r"^[^\W_][\w.\-]*\Z", re.UNICODE)  # \Z: "$" would let 
 
 MemoryKind = Literal["fact", "decision", "preference", "context"]
 SearchSource = Literal["kv", "semantic"]
+# Metadata of memories imported from a conversation: the session (or thread) they belong to and their position in
+# it. Retrieval uses them for conversational context (the neighbours of a hit); memories without them are left alone.
+CONVERSATION_GROUP_KEY = "session"
+CONVERSATION_ORDER_KEY = "turn"
 
 
 def validate_segment(value: object, what: str = "segment") -> str:

@@ -15,6 +15,12 @@ comparable. A hit's fused score is
   each term weighted by its rarity among the pooled hits (``log(1 + N / df)``), so a generic word shared by every
   hit counts little. This pulls drifted rewrites back towards the question.
 
+Conversational context (:func:`context_boost`, applied after the memory weights): a hit imported from a
+conversation gets part of the score of a better hit one or two turns away in the same session, because a turn's
+meaning often lives next to it (the answer to a question, a story continued over the speaker's next turn):
+
+    score'(h) = score(h) + CONTEXT_WEIGHT * max over anchors a near h of  score(a) * CONTEXT_DISTANCE_WEIGHTS[|d|]
+
 Duplicates (same ``id``) are merged: the copy with the best original score is kept and returned with the fused
 score in ``score``; its original score and the rounds that found it are kept in ``metadata['raw_score']`` and
 ``metadata['rounds']`` (1-based). Ties break on first appearance, so the function is deterministic.
@@ -31,12 +37,15 @@ from z0_memory.offline.judge import (
     entity_in,
     hit_stems,
 )
-from z0_memory.schemas import Hit
+from z0_memory.schemas import CONVERSATION_GROUP_KEY, CONVERSATION_ORDER_KEY, Hit
 
 RRF_K = 5
 LATER_ROUND_WEIGHT = 1.0
 BETA = 2.0
 SPEAKER_WEIGHT = 2.0
+CONTEXT_ANCHORS = 5
+CONTEXT_WEIGHT = 0.5
+CONTEXT_DISTANCE_WEIGHTS = {1: 0.4, 2: 0.5}
 
 
 def _overlap_scorer(qa: QuestionAnalysis, hits: Sequence[Hit]):
@@ -91,3 +100,42 @@ def fuse_rounds(rounds: Sequence[Sequence[Hit]], question: str) -> list[Hit]:
         )
         for hid in order
     ]
+
+
+def conversation_position(hit: Hit) -> tuple[str, int] | None:
+    """(session, turn) of a memory imported from a conversation, else None."""
+    group, order = hit.metadata.get(CONVERSATION_GROUP_KEY), hit.metadata.get(CONVERSATION_ORDER_KEY)
+    if group is None or not isinstance(order, int) or isinstance(order, bool):
+        return None
+    return str(group), order
+
+
+def context_boost(hits: Sequence[Hit], *, spread: bool = False) -> list[Hit]:
+    """Re-score ranked ``hits`` (best first) by conversational locality; see the module docstring.
+
+    The first :data:`CONTEXT_ANCHORS` hits are the anchors. A hit within ``max(CONTEXT_DISTANCE_WEIGHTS)`` turns of an
+    anchor in the same session gains ``CONTEXT_WEIGHT * anchor score * distance weight`` (the best anchor counts, not
+    the sum). The distance weights favour two turns away (the same speaker going on) slightly over the reply in
+    between. Only hits already found are re-scored: no new rows are fetched.
+
+    ``spread=True`` (list and comparison questions, whose evidence is spread over many sessions) returns the hits
+    unchanged: there, clustering around the best session would push other sessions' items out of the top k.
+    Hits without conversation metadata (facts, extracted memories) are never boosted, so elsewhere this is a no-op.
+    """
+    if spread:
+        return list(hits)
+    anchors = [(h.id, h.score, pos) for h in hits[:CONTEXT_ANCHORS] if (pos := conversation_position(h))]
+    if not anchors:
+        return list(hits)
+    reach = max(CONTEXT_DISTANCE_WEIGHTS)
+    out: list[Hit] = []
+    for hit in hits:
+        pos = conversation_position(hit)
+        gain = 0.0
+        if pos is not None:
+            for anchor_id, anchor_score, (group, order) in anchors:
+                distance = abs(pos[1] - order)
+                if anchor_id != hit.id and group == pos[0] and 0 < distance <= reach:
+                    gain = max(gain, anchor_score * CONTEXT_DISTANCE_WEIGHTS[distance])
+        out.append(hit.model_copy(update={"score": hit.score + CONTEXT_WEIGHT * gain}) if gain else hit)
+    return sorted(out, key=lambda h: h.score, reverse=True)  # stable: ties keep their order

@@ -50,6 +50,7 @@ loop's guard, not the judge, ends the run) and the reason says so.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import unicodedata
@@ -202,8 +203,13 @@ def _cjk_names(question: str) -> list[str]:
     return [w.word for w in posseg.lcut(question) if w.flag in {"nr", "ns", "nt", "nz", "nrt"} and len(w.word) > 1]
 
 
+@functools.lru_cache(maxsize=512)
 def analyze_question(question: str) -> QuestionAnalysis:
-    """Split a question into focus terms, entities, needs and shape (see the module docstring)."""
+    """Split a question into focus terms, entities, needs and shape (see the module docstring).
+
+    Cached: the loop's nodes (fusion, judge, rewriter) analyse the same question every round, and the analysis is an
+    immutable value of the text alone.
+    """
     terms = [t for t in content_terms(question) if t not in _FILLERS and stem(t) not in _FILLERS]
     stems = list(dict.fromkeys(stem(t) for t in terms))
     entities = _entities(question)
