@@ -27,7 +27,7 @@ from langgraph.runtime import Runtime
 from z0_memory.nodes.common import scope_of
 from z0_memory.config import Context
 from z0_memory.llm import ModelCallError, invoke_structured
-from z0_memory.offline.fusion import context_boost, fuse_rounds
+from z0_memory.offline.fusion import context_boost, fuse_rounds, time_boost
 from z0_memory.offline.judge import analyze_question
 from z0_memory.offline.judge import judge as offline_judge
 from z0_memory.offline.rewriter import rewrite as offline_rewrite
@@ -38,6 +38,7 @@ from z0_memory.schemas import STRATEGIES, Hit, RoundTrace, Verdict
 from z0_memory.state import RetrievalState
 from z0_memory.stores.recipes import RECIPES, SearchRequest, expand_neighbors, rerank
 from z0_memory.stores.semantic import rrf_fuse
+from z0_memory.timewindow import TimeWindow
 
 JUDGE_EVIDENCE_LIMIT = 10
 ROUND_DEPTH = 30
@@ -64,6 +65,7 @@ async def route(state: RetrievalState, runtime: Runtime[Context]) -> dict[str, A
     return {
         "question": question, "route": decision.model_dump(), "query": question,
         "strategies": list(decision.strategies), "key": decision.key, "prefix": decision.prefix,
+        "time_window": decision.time_window,
         "include_history": bool(state.get("include_history")) or decision.include_history,
         "max_rounds": int(state.get("max_rounds") or ctx.max_rounds),
         "round": 0, "queries_tried": [], "round_hits": [], "memories": [], "verdict": None, "trace": [],
@@ -85,6 +87,7 @@ async def retrieve(state: RetrievalState, runtime: Runtime[Context]) -> dict[str
     rounds = [*state.get("round_hits", []), round_hits]
     memories = rerank(fuse_rounds(rounds, state["question"]), include_history=req.include_history)
     analysis = analyze_question(state["question"])
+    memories = time_boost(memories, TimeWindow.from_dict(state.get("time_window")))
     memories = context_boost(memories, spread=analysis.is_list or analysis.is_compare)
     number = int(state.get("round", 0)) + 1
     trace = RoundTrace(

@@ -359,3 +359,21 @@ async def test_neighbors_bring_the_answer_after_a_question(memory):
     assert await expand_neighbors(pm, plain) == plain  # no conversation metadata: nothing added
     out = await run(memory, "Which city did Gina pick for the dance studio?", fast())
     assert ids[1] in [h.id for h in out["memories"][:5]]
+
+
+async def test_a_named_period_ranks_memories_from_then_first(memory):
+    from datetime import UTC, datetime
+
+    pm = memory.scope("acme")
+    ids = await pm.semantic.add_many([
+        NewMemory("We picked Redis for the cache layer", category="cache", created_at=datetime(2023, 1, 10, tzinfo=UTC)),
+        NewMemory("We picked Valkey for the cache layer", category="cache", created_at=datetime(2023, 6, 3, tzinfo=UTC)),
+        NewMemory("We picked Memcached for the cache layer", category="cache", created_at=datetime(2024, 2, 1, tzinfo=UTC)),
+    ])
+    june = await run(memory, "Which cache layer did we pick on 3 June, 2023?", fast())
+    assert june["memories"][0].id == ids[1]
+    assert june["route"]["time_window"]["start"].startswith("2023-06-03") and "3 June, 2023" in june["route"]["reason"]
+    january = await run(memory, "Which cache layer did we pick in January 2023?", fast())
+    assert january["memories"][0].id == ids[0]
+    plain = await run(memory, "Which cache layer did we pick?", fast())
+    assert plain["route"]["time_window"] is None

@@ -216,6 +216,9 @@ class RouteDecision(BaseModel):
     key: str | None = Field(default=None, description="Exact key to look up when kv_exact is chosen.")
     prefix: str | None = Field(default=None, description="'project' or 'project:category' for kv_prefix.")
     include_history: bool = Field(default=False, description="Also search superseded versions (history questions).")
+    time_window: dict[str, str] | None = Field(
+        default=None, description="The period the query names ({start, end, phrase}, ISO dates), if any."
+    )
     reason: str
 
 

@@ -19,6 +19,7 @@ class RetrievalInput(TypedDict, total=False):
 
 class RetrievalOutput(TypedDict, total=False):
     question: str
+    route: dict[str, Any]
     memories: list[Hit]
     verdict: Verdict | None
     trace: list[RoundTrace]
@@ -36,6 +37,7 @@ class RetrievalState(TypedDict, total=False):
     strategies: list[str]
     key: str | None
     prefix: str | None
+    time_window: dict[str, str] | None
     round: int
     queries_tried: list[str]
     round_hits: list[list[Hit]]

@@ -16,6 +16,10 @@ Rules, first match wins:
 Independently, a **history question** ("why did we switch from X to Y", "what did we use before", "以前用的是什么",
 "为什么换") sets ``include_history=True`` so superseded versions are searched too; it always keeps ``hybrid``.
 
+Also independently, a **named period** ("on 3 June, 2023", "in March 2024", "last week", "2023年5月"; see
+:mod:`z0_memory.timewindow`) is kept in ``time_window``: retrieval then ranks memories from that period higher and
+searches it on its own as well; the strategies do not change.
+
 Words are compared after :func:`z0_memory.text.tokens` and a light English stemmer, so "frameworks" names
 ``framework``; a CJK segment matches when it occurs in the query as a substring.
 """
@@ -24,11 +28,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from datetime import datetime
 
 from z0_memory.errors import InvalidKeyError
 from z0_memory.offline.judge import literal_keys
 from z0_memory.schemas import MemoryKey, RouteDecision, StrategyName
 from z0_memory.text import contains_cjk, stem, tokens
+from z0_memory.timewindow import parse_time_window
 
 _IDENTIFIER_RE = re.compile(r"^[A-Za-z0-9_][\w.\-/:@#$]*$")
 
@@ -125,9 +131,27 @@ def named_category(query: str, project: str, known_categories: Sequence[str], kn
 
 
 def route(
-    query: str, *, project: str, known_categories: Sequence[str] = (), known_keys: Sequence[str] = ()
+    query: str, *, project: str, known_categories: Sequence[str] = (), known_keys: Sequence[str] = (),
+    now: datetime | None = None,
 ) -> RouteDecision:
-    """Choose the strategies for ``query`` (see the module docstring for the rules)."""
+    """Choose the strategies for ``query`` and read the period it names (see the module docstring for the rules).
+
+    ``now`` anchors relative periods ("last week"); default: the current time.
+    """
+    decision = _strategies(query, project=project, known_categories=known_categories, known_keys=known_keys)
+    window = parse_time_window(query, now=now)
+    if window is None:
+        return decision
+    return decision.model_copy(update={
+        "time_window": window.to_dict(),
+        "reason": f"{decision.reason} It names the period {window.describe()}: memories from then rank higher, and "
+        "that period is also searched on its own.",
+    })
+
+
+def _strategies(
+    query: str, *, project: str, known_categories: Sequence[str], known_keys: Sequence[str]
+) -> RouteDecision:
     history = is_history_question(query)
     suffix = " It is a history question, so superseded versions are searched too." if history else ""
     key = literal_key(query)
