@@ -23,8 +23,10 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
-
 from z0_memory.nodes.common import scope_of
+from z0_memory.stores.recipes import RECIPES, SearchRequest, expand_neighbors, rerank
+from z0_memory.stores.semantic import rrf_fuse
+
 from z0_memory.config import Context
 from z0_memory.llm import ModelCallError, invoke_structured
 from z0_memory.offline.fusion import context_boost, fuse_rounds, time_boost
@@ -36,8 +38,6 @@ from z0_memory.prompts import JUDGE_SYSTEM, JUDGE_USER
 from z0_memory.rendering import render_evidence
 from z0_memory.schemas import STRATEGIES, Hit, RoundTrace, Verdict
 from z0_memory.state import RetrievalState
-from z0_memory.stores.recipes import RECIPES, SearchRequest, expand_neighbors, rerank
-from z0_memory.stores.semantic import rrf_fuse
 from z0_memory.timewindow import TimeWindow
 
 JUDGE_EVIDENCE_LIMIT = 10

@@ -10,7 +10,12 @@ import pytest
 from z0_memory.offline.fusion import TIME_WEIGHT, time_boost
 from z0_memory.offline.router import route
 from z0_memory.schemas import Hit
-from z0_memory.timewindow import DECAY_DAYS, OPEN_SIDE_DAYS, TimeWindow, parse_time_window
+from z0_memory.timewindow import (
+    DECAY_DAYS,
+    OPEN_SIDE_DAYS,
+    TimeWindow,
+    parse_time_window,
+)
 
 NOW = datetime(2026, 12, 1, 10, 30, tzinfo=UTC)  # a Tuesday
 
