@@ -75,11 +75,17 @@ def tokens(text: str) -> list[str]:
 
 def content_terms(text: str) -> list[str]:
     """Tokens without stop words, in order, deduplicated."""
+    return list(_content_terms(text))
+
+
+@lru_cache(maxsize=16384)
+def _content_terms(text: str) -> tuple[str, ...]:
+    # Cached: the retrieval loop reads the same hits' terms in every round (judge, rewriter, fusion).
     seen: dict[str, None] = {}
     for tok in tokens(text):
         if tok not in STOPWORDS and (len(tok) > 1 or contains_cjk(tok)):
             seen.setdefault(tok, None)
-    return list(seen)
+    return tuple(seen)
 
 
 def search_text(text: str) -> str:

@@ -174,11 +174,11 @@ class QuestionAnalysis:
     chinese: bool
     keys: tuple[str, ...] = field(default=())
 
-    @property
+    @functools.cached_property
     def entity_stems(self) -> frozenset[str]:
         return frozenset(stem(t) for e in self.entities for t in tokens(e))
 
-    @property
+    @functools.cached_property
     def focus(self) -> tuple[str, ...]:
         """Focus terms (stemmed) that are not entity words."""
         ent = self.entity_stems
@@ -244,8 +244,13 @@ def entity_in(entity: str, hit: Hit, stems_: frozenset[str]) -> bool:
     text = hit_text(hit)
     if contains_cjk(entity) or ":" in entity:
         return entity.lower() in text.lower()
-    words = [stem(t) for t in tokens(entity)]
+    words = _entity_words(entity)
     return bool(words) and all(w in stems_ for w in words)
+
+
+@functools.lru_cache(maxsize=4096)
+def _entity_words(entity: str) -> tuple[str, ...]:
+    return tuple(stem(t) for t in tokens(entity))
 
 
 @dataclass
