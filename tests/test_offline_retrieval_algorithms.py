@@ -84,6 +84,15 @@ def test_question_analysis():
     assert analyze_question("What are Joanna's hobbies?").is_list
 
 
+def test_a_capital_that_only_starts_a_sentence_is_no_entity():
+    assert analyze_question("Set up the API server on Render").entities == ("API", "Render")
+    assert analyze_question("Deploy it. Then tell Bob.").entities == ("Bob",)
+    assert analyze_question("Melanie and Caroline both painted what?").entities == ("Melanie", "Caroline")
+    assert analyze_question("Melanie's kids like what?").entities == ("Melanie",)
+    assert analyze_question("Redis or Valkey: which do Redis users pick?").entities == ("Redis", "Valkey")
+    assert analyze_question("PostgreSQL or MySQL?").entities == ("PostgreSQL", "MySQL")
+
+
 def test_judge_missing_entity_is_insufficient():
     hits = [hit("1", "Caroline: I signed up for a pottery class yesterday.", speaker="Caroline")]
     v = judge("When did Melanie sign up for a pottery class?", hits, round=1, max_rounds=3, queries_tried=["q"])

@@ -7,6 +7,7 @@ Algorithm
    * *focus terms*: :func:`z0_memory.text.content_terms` minus question fillers ("kind", "type", "thing", 哪些 ...),
      compared after a light English stemmer (:func:`stem`), so "desserts" matches "dessert";
    * *entities*: capitalised words and runs of them ("Lord of the Rings" style runs are kept apart word by word),
+     except a plain word that is capitalised only because it starts a sentence ("Set up the API server"),
      quoted phrases, ``project:category:entity`` keys, and CJK person/place/organisation names (jieba POS tags
      ``nr``/``ns``/``nt``/``nz``);
    * *needs*, from cue words in English and Chinese: ``date`` (when / what year / 何时 / 什么时候 ...),
@@ -190,11 +191,27 @@ def _entities(question: str) -> list[str]:
     found += literal_keys(question)
     for match in _CAPITALISED.finditer(question):
         word = re.sub(r"['’]s$", "", match.group(0)).strip("-'’")
-        if word and word.lower() not in _QUESTION_WORDS and word.lower() not in STOPWORDS:
-            found.append(word)
+        if not word or word.lower() in _QUESTION_WORDS or word.lower() in STOPWORDS:
+            continue
+        if (_SENTENCE_START.search(question[: match.start()]) and word == match.group(0)
+                and _is_plain_word(word, question[match.end():])):
+            continue  # "Set up the API server": a capital that only starts the sentence names nothing
+        found.append(word)
     if contains_cjk(question):
         found += _cjk_names(question)
     return list(dict.fromkeys(e for e in found if e))
+
+
+_SENTENCE_START = re.compile(r"(?:^|[.!?;:。！？；：]\s+)[\W_]*$")
+
+
+def _is_plain_word(word: str, rest: str) -> bool:
+    """A sentence-initial word that reads as an ordinary word: only its first letter is a capital, it has no digit,
+    it does not come back capitalised later in the text and is not followed by "and Name" (as a name would be).
+    A possessive ("Melanie's ...") is kept by the caller."""
+    if re.match(r"\s*(?:,|and|or|&)\s+[A-Z]", rest):  # "Melanie and Caroline ...": a list of names
+        return False
+    return word[1:].islower() and not any(c.isdigit() for c in word) and not re.search(rf"\b{re.escape(word)}\b", rest)
 
 
 def _cjk_names(question: str) -> list[str]:
