@@ -1,0 +1,125 @@
+"""BM25 keyword search on the real database: exact scores on small scopes (the same ranking as the previous
+one-statement BM25), the rarest-first candidates of large scopes, and the plan that chooses between them."""
+
+from __future__ import annotations
+
+import pytest
+from test_memory_stats import sentences
+from z0_memory.stores import recipes
+from z0_memory.stores.recipes import (
+    BM25_B,
+    BM25_K1,
+    bm25_plan,
+    bm25_plan_for,
+    bm25_search,
+    rarest_first_branches,
+)
+from z0_memory.stores.schema import SEMANTIC_TABLE
+from z0_memory.stores.semantic import _COLUMNS, INSERT_SQL, NewMemory, row_params
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+# The statement bm25_search ran before per-scope statistics (commit 6a36b40), with a pool larger than any test
+# scope: exact BM25 over every OR match, the reference the new search must reproduce on small scopes.
+PREVIOUS_BM25_SQL = f"""
+WITH lex AS (
+    SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %(text)s))
+), stats AS (
+    SELECT count(*)::float8 AS n, greatest(avg(length(content_tsv)), 1)::float8 AS avgdl FROM {SEMANTIC_TABLE}
+    WHERE {recipes._SCOPE_SQL}
+), idf AS (
+    SELECT l.lexeme, ln(1.0 + (s.n - d.df + 0.5) / (d.df + 0.5)) AS w
+    FROM lex l CROSS JOIN stats s CROSS JOIN LATERAL (
+        SELECT count(*)::float8 AS df FROM {SEMANTIC_TABLE}
+        WHERE {recipes._SCOPE_SQL} AND content_tsv @@ quote_literal(l.lexeme)::tsquery) d
+), cand AS (
+    SELECT id, content_tsv FROM {SEMANTIC_TABLE}, to_tsquery('english', %(q)s) AS q
+    WHERE content_tsv @@ q AND {recipes._SCOPE_SQL} ORDER BY ts_rank_cd(content_tsv, q, 1) DESC LIMIT 100000
+), scored AS (
+    SELECT c.id, sum(i.w * t.tf * (%(k1)s::float8 + 1) / (t.tf + %(k1)s::float8 * (1 - %(b)s::float8
+           + %(b)s::float8 * length(c.content_tsv) / s.avgdl))) AS score
+    FROM cand c CROSS JOIN stats s
+    CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf
+                        FROM unnest(c.content_tsv) u) t
+    JOIN idf i ON i.lexeme = t.lexeme
+    GROUP BY c.id ORDER BY score DESC LIMIT %(k)s
+)
+SELECT {_COLUMNS}, scored.score FROM scored JOIN {SEMANTIC_TABLE} m USING (id)
+ORDER BY scored.score DESC, m.created_at DESC
+"""
+
+async def previous_bm25(pm, query: str, k: int, *, include_history: bool = False) -> list[tuple[str, float]]:
+    from z0_memory.text import or_tsquery, query_terms
+
+    terms = query_terms(query)
+    params = {**pm.semantic.scope.params, "q": or_tsquery(terms), "text": " ".join(terms), "all": include_history,
+              "k": k, "k1": BM25_K1, "b": BM25_B}
+    async with pm.semantic.db.connection() as conn:
+        rows = await (await conn.execute(PREVIOUS_BM25_SQL, params, prepare=False)).fetchall()
+    return [(str(r["id"]), round(float(r["score"]), 9)) for r in rows]
+
+
+async def test_small_scope_ranking_equals_the_previous_exact_bm25(memory):
+    pm = memory.scope("acme")
+    ids = await pm.semantic.add_many([NewMemory(t) for t in sentences(80)])
+    await pm.semantic.supersede(ids[5])
+    for query in ("Which cache does Alice use for billing?", "kafka queue latency alert", "Who restores the backup?",
+                  "Carol tenant quota migration schema", "rollback release review", "login token session Erin"):
+        for history in (False, True):
+            expected = await previous_bm25(pm, query, 15, include_history=history)
+            got = await bm25_search(pm, query, 15, include_history=history)
+            assert [(h.id, round(h.score, 9)) for h in got] == expected, (query, history)
+            assert expected  # every query matches something
+
+
+async def test_large_scope_finds_a_memory_that_only_a_rare_term_matches(memory):
+    pm = memory.scope("acme")
+    n = recipes.BM25_EXACT_DOCS + 400  # larger than the exact limit and the pool: the rarest-first path
+    vector = await pm.semantic.embeddings.aembed_query("a note")  # one vector for all: only full text matters here
+    rows = [row_params(pm.scope, NewMemory(t), vector) for t in sentences(n, seed=11)]
+    needle = row_params(pm.scope, NewMemory("the zeppelin hangar lease"), vector)
+    async with memory.db.connection() as conn, conn.transaction(), conn.cursor() as cur:
+        await cur.executemany(INSERT_SQL, [*rows[: n // 2], needle, *rows[n // 2:]])
+    query = "Which cache did Alice review for the zeppelin?"
+    plan = await bm25_plan_for(pm, query)
+    assert plan.pool == recipes.BM25_POOL and plan.branches[0].startswith("'zeppelin'")
+    hits = await bm25_search(pm, query, 10)
+    assert hits[0].id == needle["id"] == (await previous_bm25(pm, query, 1))[0][0]
+    # without the rare word the pool fills from combinations of common words, heaviest first: as good as exact
+    query = "cache queue review release Alice"
+    assert (await bm25_plan_for(pm, query)).pool == recipes.BM25_POOL
+    exact = dict(await previous_bm25(pm, query, 100_000))
+    got = await bm25_search(pm, query, 10)
+    assert sum(exact[h.id] for h in got) >= 0.99 * sum(sorted(exact.values(), reverse=True)[:10])
+
+
+def _plan_row(lexeme: str, df: int | None, *, n: int, hits: int = 0, sample_n: int = 0) -> dict:
+    return {"lexeme": lexeme, "n": n, "len": 10 * n, "df": df, "hits": hits, "sample_n": sample_n}
+
+
+async def test_plan_is_exact_on_small_scopes_and_rarest_first_on_large_ones():
+    small = bm25_plan([_plan_row("alic", 600, n=700), _plan_row("pottery", 2, n=700)], pool=500)
+    assert small.pool is None and small.branches == ["'pottery' | 'alic'"]
+    fits = bm25_plan([_plan_row("zeppelin", 3, n=100_000), _plan_row("hangar", 40, n=100_000)], pool=500)
+    assert fits.pool is None  # every match fits in the pool: exact even at 100k
+    large = bm25_plan([
+        _plan_row("zeppelin", 3, n=100_000),
+        _plan_row("cach", None, n=100_000, hits=50, sample_n=1000),  # ~5,000: common by the sample, not counted
+        _plan_row("shop", 501, n=100_000, hits=9, sample_n=1000),  # saturated the cap: the sample's estimate
+        _plan_row("own", 501, n=100_000, hits=0, sample_n=1000),  # saturated, unseen by the sample: the cap
+    ], pool=500)
+    assert large.pool == 500 and large.branches[0] == "'zeppelin'"
+    assert large.weights["zeppelin"] > large.weights["own"] > large.weights["shop"] > large.weights["cach"]
+    assert large.branches[1] == "'own' & 'shop' & 'cach'"
+    assert large.branches[2] == "'own' & 'shop' & !'cach'"
+    assert large.branches[-1] == "'cach' & !'own' & !'shop'"
+    assert bm25_plan([_plan_row("x", 0, n=10)], pool=500) is None
+
+
+async def test_branches_stop_at_the_common_term_limit_and_escape_quotes():
+    df = {"o'neil": 10.0, **{f"w{i}": 1000.0 + i for i in range(6)}}
+    weights = {lex: 10.0 - i for i, lex in enumerate(df)}
+    branches = rarest_first_branches(list(df), df, weights, pool=500)
+    assert branches[0] == "'o''neil'"
+    assert len(branches) == 1 + 2 ** recipes.BM25_COMMON_TERMS - 1
+    assert all("w4" not in b and "w5" not in b for b in branches)  # the commonest only rescore
