@@ -3,12 +3,10 @@ confirm, fact versions, delete, forget, TRUNCATE, multi-scope updates) and the u
 
 from __future__ import annotations
 
-import os
 import random
-from urllib.parse import urlsplit, urlunsplit
 
-import psycopg
 import pytest
+from test_database import fresh_database  # noqa: F401  (the fixture: a new empty database, dropped afterwards)
 from z0_memory.stores import schema
 from z0_memory.stores.schema import SEMANTIC_TABLE, STATS_TABLE
 from z0_memory.stores.semantic import NewMemory
@@ -94,23 +92,8 @@ async def test_stats_follow_a_text_edit_and_a_multi_scope_statement(memory):
     assert [r["current_docs"] for r in rows] == [1, 0]
 
 
-def _db_url(base_url: str, dbname: str) -> str:
-    return urlunsplit(urlsplit(base_url)._replace(path="/" + dbname))
-
-
-@pytest.fixture
-def version3_database(database_url: str):
-    name = f"z0_v3_{os.getpid()}"
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {name}")
-    yield _db_url(database_url, name)
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-
-
-async def test_migration_from_version_3_backfills_the_stats(version3_database, monkeypatch):
-    ctx = Context(project="acme", database_url=version3_database, embedding_model="hash")
+async def test_migration_from_version_3_backfills_the_stats(fresh_database, monkeypatch):  # noqa: F811
+    ctx = Context(project="acme", database_url=fresh_database, embedding_model="hash")
     monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:3])
     async with Z0Memory(ctx) as old:
         acme = old.scope()
