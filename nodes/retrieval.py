@@ -4,7 +4,7 @@ Rules the loop keeps (each visible in the trace):
 * each round runs its recipes, then expands the round's best hits with their conversation neighbours (the turn
   after a retrieved question, ``recipes.expand_neighbors``);
 * evidence accumulates: every round's hits are fused with all earlier rounds' (``fuse_rounds``), then weighted by
-  confidence, supersession and recency (``recipes.rerank``), then hits next to the best ones in a conversation
+  confidence, supersession and recency (``recipes.memory_weight``) and closeness to a named period, then hits next to the best ones in a conversation
   gain part of their score (``fusion.context_boost``; not for list and comparison questions);
 * the judge is the configured model when there is one, else the offline judge; a model call that fails after its
   retries (timeout, HTTP error, malformed output) falls back to the offline judge for that round, and the trace
@@ -23,13 +23,11 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
-from z0_memory.nodes.common import scope_of
-from z0_memory.stores.recipes import RECIPES, SearchRequest, expand_neighbors, rerank
-from z0_memory.stores.semantic import rrf_fuse
 
 from z0_memory.config import Context
 from z0_memory.llm import ModelCallError, invoke_structured
-from z0_memory.offline.fusion import context_boost, fuse_rounds, time_boost
+from z0_memory.nodes.common import scope_of
+from z0_memory.offline.fusion import context_boost, fuse_rounds, time_weight
 from z0_memory.offline.judge import analyze_question
 from z0_memory.offline.judge import judge as offline_judge
 from z0_memory.offline.rewriter import rewrite as offline_rewrite
@@ -38,6 +36,8 @@ from z0_memory.prompts import JUDGE_SYSTEM, JUDGE_USER
 from z0_memory.rendering import render_evidence
 from z0_memory.schemas import STRATEGIES, Hit, RoundTrace, Verdict
 from z0_memory.state import RetrievalState
+from z0_memory.stores.recipes import RECIPES, SearchRequest, expand_neighbors, memory_weight
+from z0_memory.stores.semantic import rrf_fuse
 from z0_memory.timewindow import TimeWindow
 
 JUDGE_EVIDENCE_LIMIT = 10
@@ -85,9 +85,10 @@ async def retrieve(state: RetrievalState, runtime: Runtime[Context]) -> dict[str
     round_hits = per_strategy[0] if len(per_strategy) == 1 else rrf_fuse(per_strategy, req.k, "+".join(state["strategies"]))
     round_hits = await expand_neighbors(pm, round_hits, include_history=req.include_history)
     rounds = [*state.get("round_hits", []), round_hits]
-    memories = rerank(fuse_rounds(rounds, state["question"]), include_history=req.include_history)
+    window, now = TimeWindow.from_dict(state.get("time_window")), datetime.now(UTC)
+    memories = fuse_rounds(rounds, state["question"], weight=lambda h: memory_weight(
+        h, include_history=req.include_history, now=now) * time_weight(h, window))
     analysis = analyze_question(state["question"])
-    memories = time_boost(memories, TimeWindow.from_dict(state.get("time_window")))
     memories = context_boost(memories, spread=analysis.is_list or analysis.is_compare)
     number = int(state.get("round", 0)) + 1
     trace = RoundTrace(

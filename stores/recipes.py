@@ -414,10 +414,3 @@ def memory_weight(hit: Hit, *, include_history: bool, now: datetime | None = Non
         weight *= 1.0 + RECENCY_WEIGHT * math.exp(-age_days * math.log(2) / RECENCY_HALF_LIFE_DAYS)
     return weight
 
-
-def rerank(hits: Sequence[Hit], *, include_history: bool) -> list[Hit]:
-    """Apply :func:`memory_weight` to fused scores and sort, best first (stable)."""
-    weighted = [h.model_copy(update={"score": h.score * memory_weight(h, include_history=include_history)})
-                for h in hits]
-    return sorted(weighted, key=lambda h: h.score, reverse=True)
-

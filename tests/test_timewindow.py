@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from z0_memory.offline.fusion import TIME_WEIGHT, time_boost
+from z0_memory.offline.fusion import TIME_WEIGHT, fuse_rounds, time_weight
 from z0_memory.offline.router import route
 from z0_memory.schemas import Hit
 from z0_memory.timewindow import (
@@ -92,14 +92,18 @@ def test_router_keeps_the_period_and_says_so():
     assert route("Which cache do we use?", project="acme", now=NOW).time_window is None
 
 
-def test_time_boost_prefers_the_named_period():
+def test_time_weight_prefers_the_named_period_in_fusion():
     window = parse_time_window("on 3 June, 2023", now=NOW)
     hits = [
         Hit(id="old", source="semantic", content="a", score=1.0, created_at=datetime(2022, 1, 1, tzinfo=UTC)),
         Hit(id="then", source="semantic", content="b", score=0.6, created_at=datetime(2023, 6, 3, 12, tzinfo=UTC)),
         Hit(id="undated", source="kv", content="c", score=0.9),
     ]
-    boosted = time_boost(hits, window)
-    assert [h.id for h in boosted] == ["then", "old", "undated"]
-    assert boosted[0].score == pytest.approx(0.6 * (1 + TIME_WEIGHT))
-    assert time_boost(hits, None) == hits
+    assert time_weight(hits[1], window) == 1 + TIME_WEIGHT
+    assert time_weight(hits[0], window) == pytest.approx(1.0) and time_weight(hits[2], window) == 1.0
+    assert time_weight(hits[0], None) == 1.0
+    plain = fuse_rounds([hits], "what then?")
+    weighted = fuse_rounds([hits], "what then?", weight=lambda h: time_weight(h, window))
+    assert [h.id for h in plain] == ["old", "then", "undated"]
+    assert [h.id for h in weighted] == ["then", "old", "undated"]
+    assert weighted[0].score == pytest.approx(plain[1].score * (1 + TIME_WEIGHT))

@@ -23,7 +23,7 @@ meaning often lives next to it (the answer to a question, a story continued over
 
     score'(h) = score(h) + CONTEXT_WEIGHT * max over anchors a near h of  score(a) * CONTEXT_DISTANCE_WEIGHTS[|d|]
 
-A named period (:func:`time_boost`, when the question names one): a hit's score is multiplied by
+A named period (:func:`time_weight`, when the question names one): a hit's fused score is multiplied by
 ``1 + TIME_WEIGHT * closeness``, where closeness is 1 for a memory created inside the period and decays outside it
 (:meth:`z0_memory.timewindow.TimeWindow.closeness`).
 
@@ -35,7 +35,7 @@ score in ``score``; its original score and the rounds that found it are kept in 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from z0_memory.offline.judge import (
     QuestionAnalysis,
@@ -77,19 +77,25 @@ def _overlap_scorer(qa: QuestionAnalysis, hits: Sequence[Hit]):
     return overlap
 
 
-def fuse_rounds(rounds: Sequence[Sequence[Hit]], question: str) -> list[Hit]:
-    """Merge the ranked hits of all rounds into one list, best first (see the module docstring)."""
+def fuse_rounds(rounds: Sequence[Sequence[Hit]], question: str, *,
+                weight: Callable[[Hit], float] | None = None) -> list[Hit]:
+    """Merge the ranked hits of all rounds into one list, best first (see the module docstring).
+
+    ``weight`` (optional) multiplies each fused score before sorting: the memory's own weight (confidence,
+    supersession, recency: ``recipes.memory_weight``) times :func:`time_weight`. Applying it here rather than in
+    another pass keeps the loop at one copy of each hit per round.
+    """
     best: dict[str, Hit] = {}
     fused: dict[str, float] = {}
     found_in: dict[str, list[int]] = {}
     for r, hits in enumerate(rounds):
-        weight = 1.0 if r == 0 else LATER_ROUND_WEIGHT
+        round_weight = 1.0 if r == 0 else LATER_ROUND_WEIGHT
         seen_this_round: set[str] = set()
         for rank, hit in enumerate(hits, start=1):
             if hit.id in seen_this_round:
                 continue
             seen_this_round.add(hit.id)
-            fused[hit.id] = fused.get(hit.id, 0.0) + weight / (RRF_K + rank)
+            fused[hit.id] = fused.get(hit.id, 0.0) + round_weight / (RRF_K + rank)
             found_in.setdefault(hit.id, []).append(r + 1)
             if hit.id not in best or hit.score > best[hit.id].score:
                 best[hit.id] = hit
@@ -98,6 +104,8 @@ def fuse_rounds(rounds: Sequence[Sequence[Hit]], question: str) -> list[Hit]:
     overlap = _overlap_scorer(analyze_question(question), list(best.values()))
     for hid, hit in best.items():
         fused[hid] += BETA * overlap(hit) / (RRF_K + 1)
+        if weight is not None:
+            fused[hid] *= weight(hit)
     order = sorted(best, key=lambda hid: -fused[hid])  # stable: ties keep first appearance
     return [
         best[hid].model_copy(
@@ -149,13 +157,6 @@ def context_boost(hits: Sequence[Hit], *, spread: bool = False) -> list[Hit]:
     return sorted(out, key=lambda h: h.score, reverse=True)  # stable: ties keep their order
 
 
-def time_boost(hits: Sequence[Hit], window: TimeWindow | None) -> list[Hit]:
-    """Re-score ranked ``hits`` towards the period the question names (see the module docstring); best first."""
-    if window is None:
-        return list(hits)
-    out = [
-        h.model_copy(update={"score": h.score * (1.0 + TIME_WEIGHT * closeness)})
-        if (closeness := window.closeness(h.created_at)) else h
-        for h in hits
-    ]
-    return sorted(out, key=lambda h: h.score, reverse=True)
+def time_weight(hit: Hit, window: TimeWindow | None) -> float:
+    """``1 + TIME_WEIGHT * closeness`` of the hit's time to the period the question names; 1 without a period."""
+    return 1.0 if window is None else 1.0 + TIME_WEIGHT * window.closeness(hit.created_at)
