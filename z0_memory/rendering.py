@@ -27,7 +27,8 @@ def strip_memory_blocks(text: str) -> str:
 
 def escape(text: str) -> str:
     """Make text inert inside the memory block (no tags, no control characters)."""
-    text = "".join(c if c.isprintable() or c in "\n\t" else " " for c in text)
+    if not text.isprintable():  # the common case skips the per-character pass
+        text = "".join(c if c.isprintable() or c in "\n\t" else " " for c in text)
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
