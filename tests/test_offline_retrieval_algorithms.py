@@ -84,6 +84,19 @@ def test_question_analysis():
     assert analyze_question("What are Joanna's hobbies?").is_list
 
 
+def test_judge_takes_a_number_or_a_name_as_the_value_asked_for():
+    tick = judge("What is the server tick rate?", [hit("a", "The match server tick rate is 30 Hz.")],
+                 round=1, max_rounds=5, queries_tried=[])
+    assert tick.sufficient, tick.reason
+    provider = judge("Which payment provider do we use now?",
+                     [hit("b", "stack / payments: Adyen (because customers in Brazil need Pix)")],
+                     round=1, max_rounds=5, queries_tried=[])
+    assert provider.sufficient, provider.reason
+    vague = judge("What is the server tick rate?", [hit("c", "The server tick rate is important.")],
+                  round=1, max_rounds=5, queries_tried=[])
+    assert not vague.sufficient and "concrete value" in vague.reason
+
+
 def test_a_capital_that_only_starts_a_sentence_is_no_entity():
     assert analyze_question("Set up the API server on Render").entities == ("API", "Render")
     assert analyze_question("Deploy it. Then tell Bob.").entities == ("Bob",)

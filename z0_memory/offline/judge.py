@@ -4,7 +4,8 @@ Algorithm
 ---------
 1. **Analyse the question** (:func:`analyze_question`):
 
-   * *focus terms*: :func:`z0_memory.text.content_terms` minus question fillers ("kind", "type", "thing", 哪些 ...),
+   * *focus terms*: :func:`z0_memory.text.content_terms` minus question fillers ("kind", "type", "thing", "use",
+     "now", 哪些 ...),
      compared after a light English stemmer (:func:`stem`), so "desserts" matches "dessert";
    * *entities*: capitalised words and runs of them ("Lord of the Rings" style runs are kept apart word by word),
      except a plain word that is capitalised only because it starts a sentence ("Set up the API server"),
@@ -23,12 +24,13 @@ Algorithm
 
 3. **Decide.** Evidence is sufficient only when all of these hold:
 
-   * every entity is covered by some top hit, and the top hits together cover >= 60% of the focus terms;
+   * every entity is covered by some top hit, and the top hits together cover >= 50% of the focus terms;
    * some relevant hit exists, and each *need* is met by a relevant hit: a date in its text (month names, years,
      weekdays, "yesterday", "last week", 2023-05-01, 5月 ...) or a ``metadata['session_date']``; a rationale
      (``hit.rationale``, or because / since / so that / reason / 因为 / 为了 ...); a number (digits or number
      words); a person (a capitalised name not in the question); a place (a capitalised word or "in/at the ...");
-     a concrete value (at least two content terms the question does not contain);
+     a concrete value (two content terms the question does not contain, or one that is a number, a name or a
+     Chinese word);
    * for ``compare`` questions with several entities, each entity has its own relevant hit;
    * for ``list`` questions, at least two distinct relevant hits, and never on round 1: a list is not declared
      complete on the first query's results, one exploratory round is always made.
@@ -70,7 +72,7 @@ from z0_memory.text import (
 
 TOP_K = 5
 LIST_FAILURE = "a list question needs two or more relevant hits and at least one exploratory round"
-TERM_COVERAGE = 0.6
+TERM_COVERAGE = 0.5
 HIT_COVERAGE = 0.5
 
 _SEG = r"[^\W_][\w.\-]*"
@@ -79,7 +81,7 @@ KEY_RE = re.compile(rf"(?<![\w.\-:])({_SEG}:{_SEG}:{_SEG})(?![\w:])", re.UNICODE
 _FILLERS = frozenset(
     """kind kinds type types sort sorts thing things something anything way ways many much long often time
     recently ever currently usually exactly specifically name named tell know think describe mention mentioned
-    happen happened say said go going make made 哪些 哪个 哪种 什么样 多少 多久 几 时候 何时 谁 哪里 哪儿
+    happen happened say said go going make made use used uses using now today nowadays still actually 哪些 哪个 哪种 什么样 多少 多久 几 时候 何时 谁 哪里 哪儿
     时间 请问 知道 一下""".split()
 )
 _QUESTION_WORDS = frozenset(
@@ -306,8 +308,15 @@ def _meets(need: str, view: _HitView, qa: QuestionAnalysis) -> bool:
         return bool(_PLACE_RE.search(text)) or any(
             m.group(0) not in qa.entities and m.start() > 0 for m in _CAPITALISED.finditer(text)
         )
-    novel = {s for s in view.stems if s not in qa.stems and s not in STOPWORDS and len(s) > 2}
-    return len(novel) >= 2
+    novel = {s for s in view.stems if s not in qa.stems and s not in STOPWORDS}
+    # A value is two new content words, or one that is a number or a name ("30 Hz", "Adyen", "刘洋").
+    return len({s for s in novel if len(s) > 2}) >= 2 or any(
+        any(c.isdigit() for c in s) or (contains_cjk(s) and len(s) > 1) or s in _capitalised_stems(text)
+        for s in novel)
+
+
+def _capitalised_stems(text: str) -> frozenset[str]:
+    return frozenset(stem(m.group(0)) for m in _CAPITALISED.finditer(text) if m.start() > 0)
 
 
 def _rounded_hits(hits: Sequence[Hit], min_score: float | None) -> list[Hit]:
