@@ -82,6 +82,8 @@ def test_question_analysis():
     assert "rationale" in analyze_question("为什么换成 Hono？").needs
     assert analyze_question("What movies have both Joanna and Nate seen?").is_compare
     assert analyze_question("What are Joanna's hobbies?").is_list
+    dated = analyze_question("What movie did Nate watch on October 6, 2022?")  # the period is matched on dates
+    assert dated.entities == ("Nate",) and set(dated.focus) == {"movie", "watch"}
 
 
 def test_judge_takes_a_number_or_a_name_as_the_value_asked_for():

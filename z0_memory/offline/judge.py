@@ -7,6 +7,7 @@ Algorithm
    * *focus terms*: :func:`z0_memory.text.content_terms` minus question fillers ("kind", "type", "thing", "use",
      "now", 哪些 ...),
      compared after a light English stemmer (:func:`stem`), so "desserts" matches "dessert";
+   * the period the question names (:mod:`z0_memory.timewindow`) is left out of both: it is matched on dates;
    * *entities*: capitalised words and runs of them ("Lord of the Rings" style runs are kept apart word by word),
      except a plain word that is capitalised only because it starts a sentence ("Set up the API server"),
      quoted phrases, ``project:category:entity`` keys, and CJK person/place/organisation names (jieba POS tags
@@ -69,6 +70,7 @@ from z0_memory.text import (
     text_stems,
     tokens,
 )
+from z0_memory.timewindow import parse_time_window
 
 TOP_K = 5
 LIST_FAILURE = "a list question needs two or more relevant hits and at least one exploratory round"
@@ -229,9 +231,13 @@ def analyze_question(question: str) -> QuestionAnalysis:
     Cached: the loop's nodes (fusion, judge, rewriter) analyse the same question every round, and the analysis is an
     immutable value of the text alone.
     """
-    terms = [t for t in content_terms(question) if t not in _FILLERS and stem(t) not in _FILLERS]
+    window = parse_time_window(question)
+    # The period a question names is matched on the memories' dates (the router's time window), not on their
+    # words: "October" and "2022" are neither entities nor terms a hit must contain.
+    words = question.replace(window.phrase, " ") if window and window.phrase else question
+    terms = [t for t in content_terms(words) if t not in _FILLERS and stem(t) not in _FILLERS]
     stems = list(dict.fromkeys(stem(t) for t in terms))
-    entities = _entities(question)
+    entities = _entities(words)
     needs = [name for name, pattern in _NEED_PATTERNS.items() if pattern.search(question)]
     if len(needs) > 1 and "value" in needs:
         needs.remove("value")
