@@ -236,7 +236,8 @@ async def _migration_4(db: Database, embedding: EmbeddingSpec) -> None:
     Keyword search needs N and the mean document length of its scope; counting them on every query scanned the
     whole scope (at 100k memories, most of a 100 ms search). Table, triggers and backfill commit in one
     transaction while writes to the semantic table wait (SHARE ROW EXCLUSIVE), so no write is missed or counted
-    twice; re-running it recomputes the same figures.
+    twice; re-running it recomputes the same figures. Rows written with triggers off (``session_replication_role =
+    replica``) are not counted: delete version 4 from ``z0_schema_version`` and open the memory to recount.
     """
     async with db.connection() as conn, conn.transaction():
         await conn.execute(_STATS_SQL, prepare=False)
