@@ -1,7 +1,8 @@
 """Nodes of the adversarial retrieval loop: route -> retrieve -> evaluate -> (rewrite -> retrieve)*.
 
 Rules the loop keeps (each visible in the trace):
-* each round runs its recipes, then expands the round's best hits with their conversation neighbours (the turn
+* each round runs its recipes (and, when the question names a period, the ``hybrid`` recipe again limited to that
+  period +- ``PERIOD_PAD_DAYS``, fused with them: the trace lists it as ``hybrid@period``), then expands the round's best hits with their conversation neighbours (the turn
   after a retrieved question, ``recipes.expand_neighbors``);
 * evidence accumulates: every round's hits are fused with all earlier rounds' (``fuse_rounds``), then weighted by
   confidence, supersession and recency (``recipes.memory_weight``) and closeness to a named period, then hits next to the best ones in a conversation
@@ -18,6 +19,7 @@ Rules the loop keeps (each visible in the trace):
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -42,6 +44,8 @@ from z0_memory.timewindow import TimeWindow
 
 JUDGE_EVIDENCE_LIMIT = 10
 ROUND_DEPTH = 30
+PERIOD_STRATEGY = "hybrid"
+PERIOD_PAD_DAYS = 7.0
 
 
 def _question(state: RetrievalState) -> str:
@@ -81,18 +85,23 @@ async def retrieve(state: RetrievalState, runtime: Runtime[Context]) -> dict[str
     req = SearchRequest(query=state["query"], k=max(int(ctx.top_k) * 3, ROUND_DEPTH),
                         include_history=bool(state.get("include_history")), key=state.get("key"),
                         prefix=state.get("prefix"))
-    per_strategy = [await RECIPES[name](pm, req) for name in state["strategies"] if name in RECIPES]
-    round_hits = per_strategy[0] if len(per_strategy) == 1 else rrf_fuse(per_strategy, req.k, "+".join(state["strategies"]))
+    window, now = TimeWindow.from_dict(state.get("time_window")), datetime.now(UTC)
+    names = [name for name in state["strategies"] if name in RECIPES]
+    per_strategy = [await RECIPES[name](pm, req) for name in names]
+    if window is not None:  # the period on its own: what was said then, even in other words than the query's
+        period = window.padded(PERIOD_PAD_DAYS)
+        per_strategy.append(await RECIPES[PERIOD_STRATEGY](pm, replace(req, since=period.start, until=period.end)))
+        names.append(f"{PERIOD_STRATEGY}@period")
+    round_hits = per_strategy[0] if len(per_strategy) == 1 else rrf_fuse(per_strategy, req.k, "+".join(names))
     round_hits = await expand_neighbors(pm, round_hits, include_history=req.include_history)
     rounds = [*state.get("round_hits", []), round_hits]
-    window, now = TimeWindow.from_dict(state.get("time_window")), datetime.now(UTC)
     memories = fuse_rounds(rounds, state["question"], weight=lambda h: memory_weight(
         h, include_history=req.include_history, now=now) * time_weight(h, window))
     analysis = analyze_question(state["question"])
     memories = context_boost(memories, spread=analysis.is_list or analysis.is_compare)
     number = int(state.get("round", 0)) + 1
     trace = RoundTrace(
-        round=number, query=req.query, strategies=list(state["strategies"]), started_at=started,
+        round=number, query=req.query, strategies=names, started_at=started,
         hits=[{"id": h.id, "score": round(h.score, 4), "strategy": h.strategy} for h in round_hits[: ctx.top_k]],
         duration_ms=(time.perf_counter() - t0) * 1000,
     )

@@ -58,6 +58,9 @@ NEIGHBOR_ORDER = "turn"
 NEIGHBOR_ANCHORS = 5
 NEIGHBOR_DECAY = 0.95
 _SCOPE_SQL = "project = %(project)s AND user_id = %(user_id)s AND (%(all)s OR superseded_at IS NULL)"
+# A search limited to a period (the question named one): candidates created in [since, until); either may be open.
+_PERIOD_SQL = ("(%(since)s::timestamptz IS NULL OR created_at >= %(since)s::timestamptz) "
+               "AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s::timestamptz)")
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,8 @@ class SearchRequest:
     include_history: bool = False
     key: str | None = None
     prefix: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
 
 
 def fact_hit(pm: ProjectMemory, fact: FactVersion, score: float, strategy: str) -> Hit:
@@ -106,42 +111,48 @@ async def kv_prefix(pm: ProjectMemory, req: SearchRequest) -> list[Hit]:
 
 _DENSE_SQL = f"""
 SELECT {_COLUMNS}, 1 - (embedding <=> %(v)s::vector) AS score FROM {SEMANTIC_TABLE}
-WHERE {_SCOPE_SQL} ORDER BY embedding <=> %(v)s::vector LIMIT %(k)s
+WHERE {_SCOPE_SQL} AND {_PERIOD_SQL} ORDER BY embedding <=> %(v)s::vector LIMIT %(k)s
 """
 
 
 async def dense_search(pm: ProjectMemory, query: str, k: int, *, include_history: bool = False,
-                       query_vector: Sequence[float] | None = None) -> list[Hit]:
+                       query_vector: Sequence[float] | None = None, since: datetime | None = None,
+                       until: datetime | None = None) -> list[Hit]:
     """Cosine similarity over the semantic table (pgvector; HNSW or an exact scan, as the planner prefers).
 
     Same rows and scores as ``SemanticStore.search`` (PGVectorStore), in one plain statement: about 2 ms instead of
-    7 on a conversation of 700 turns, which matters when a loop runs several rounds per question.
+    7 on a conversation of 700 turns, which matters when a loop runs several rounds per question. ``since`` /
+    ``until`` keep memories created in that period only.
     """
     if query_vector is None:
         query_vector = await pm.semantic.embeddings.aembed_query(query)
-    params = {**pm.semantic.scope.params, "v": vector_literal(query_vector), "all": include_history, "k": k}
+    params = {**pm.semantic.scope.params, "v": vector_literal(query_vector), "all": include_history, "k": k,
+              "since": since, "until": until}
     async with pm.semantic.db.connection() as conn:
         rows = await (await conn.execute(_DENSE_SQL, params, prepare=False)).fetchall()
     return [hit_from_record(_record(row), float(row["score"]), "semantic") for row in rows]
 
 
-async def hybrid_search(pm: ProjectMemory, query: str, k: int, *, include_history: bool = False) -> list[Hit]:
+async def hybrid_search(pm: ProjectMemory, query: str, k: int, *, include_history: bool = False,
+                        since: datetime | None = None, until: datetime | None = None) -> list[Hit]:
     """BM25 and dense search, fused by weighted reciprocal rank.
 
     The dense half (query embedding in a worker thread, then pgvector on its own pooled connection) runs while BM25
     runs: a round costs the longer of the two rather than their sum (at 100k memories, about 6 ms less).
     """
     depth = max(k, HYBRID_DEPTH)
-    dense_task = asyncio.ensure_future(dense_search(pm, query, depth, include_history=include_history))
+    period = {"since": since, "until": until}
+    dense_task = asyncio.ensure_future(dense_search(pm, query, depth, include_history=include_history, **period))
     try:
-        sparse = await bm25_search(pm, query, depth, include_history=include_history)
+        sparse = await bm25_search(pm, query, depth, include_history=include_history, **period)
     finally:
         dense = await dense_task
     return rrf_fuse([sparse, dense], k, "hybrid", weights=[KEYWORD_WEIGHT, DENSE_WEIGHT], rrf_k=HYBRID_RRF_K)
 
 
 async def semantic(pm: ProjectMemory, req: SearchRequest) -> list[Hit]:
-    return await dense_search(pm, req.query, req.k, include_history=req.include_history)
+    return await dense_search(pm, req.query, req.k, include_history=req.include_history, since=req.since,
+                              until=req.until)
 
 
 _CAND_COLUMNS = ", ".join(f"m.{column}" for column in _COLUMNS.split(", "))
@@ -180,7 +191,7 @@ WITH idf AS (
         SELECT m.* FROM unnest(%(branches)s::tsquery[]) AS b(q)
         CROSS JOIN LATERAL (
             SELECT {_COLUMNS}, content_tsv FROM {SEMANTIC_TABLE}
-            WHERE {_SCOPE_SQL} AND content_tsv @@ b.q LIMIT %(pool)s
+            WHERE {_SCOPE_SQL} AND {_PERIOD_SQL} AND content_tsv @@ b.q LIMIT %(pool)s
         ) m  -- a LIMITed subquery stays a per-branch scan: branches fill the pool in order
         LIMIT %(pool)s
     ) c
@@ -313,7 +324,7 @@ async def bm25_plan_for(pm: ProjectMemory, query: str, *, include_history: bool 
 
 
 async def bm25_search(pm: ProjectMemory, query: str, k: int, *, include_history: bool = False,
-                      pool: int = BM25_POOL) -> list[Hit]:
+                      pool: int = BM25_POOL, since: datetime | None = None, until: datetime | None = None) -> list[Hit]:
     """Okapi BM25 over the full-text index, in two statements (plan, then candidates and scores).
 
     Postgres' ``ts_rank_cd`` has no inverse document frequency, so a name found in half the memories weighs as much
@@ -322,7 +333,8 @@ async def bm25_search(pm: ProjectMemory, query: str, k: int, *, include_history:
     each query lexeme's document frequency (:func:`document_frequency`) and the term frequencies of the candidates
     (their tsvector positions). Candidates are every OR match in a small scope (exact BM25), and at most ``pool``
     rows chosen rarest lexeme first in a large one (:func:`rarest_first_branches`), so a search at 100k memories
-    visits hundreds of rows instead of tens of thousands.
+    visits hundreds of rows instead of tens of thousands. ``since`` / ``until`` keep candidates created in that
+    period only (the statistics stay the scope's).
     """
     params = _bm25_params(pm, query, include_history, pool)
     if params is None:
@@ -334,16 +346,19 @@ async def bm25_search(pm: ProjectMemory, query: str, k: int, *, include_history:
         rows = await (await conn.execute(_BM25_SQL, {
             **params, "lexemes": list(plan.weights), "weights": list(plan.weights.values()),
             "branches": plan.branches, "pool": plan.pool, "avgdl": plan.avgdl, "k": k, "k1": BM25_K1, "b": BM25_B,
+            "since": since, "until": until,
         }, prepare=False)).fetchall()
     return [hit_from_record(_record(row), float(row["score"]), "keyword") for row in rows]
 
 
 async def keyword(pm: ProjectMemory, req: SearchRequest) -> list[Hit]:
-    return await bm25_search(pm, req.query, req.k, include_history=req.include_history)
+    return await bm25_search(pm, req.query, req.k, include_history=req.include_history, since=req.since,
+                             until=req.until)
 
 
 async def hybrid(pm: ProjectMemory, req: SearchRequest) -> list[Hit]:
-    return await hybrid_search(pm, req.query, req.k, include_history=req.include_history)
+    return await hybrid_search(pm, req.query, req.k, include_history=req.include_history, since=req.since,
+                               until=req.until)
 
 
 _NEIGHBOR_SQL = f"""

@@ -377,3 +377,26 @@ async def test_a_named_period_ranks_memories_from_then_first(memory):
     assert january["memories"][0].id == ids[0]
     plain = await run(memory, "Which cache layer did we pick?", fast())
     assert plain["route"]["time_window"] is None
+
+
+async def test_a_named_period_is_also_searched_on_its_own(memory):
+    from datetime import UTC, datetime
+
+    from z0_memory.stores.recipes import bm25_search, dense_search
+
+    pm = memory.scope("acme")
+    filler = [NewMemory(f"We discussed the cache layer and its change log, part {i}", category="cache",
+                        created_at=datetime(2024, 1, 1 + i, tzinfo=UTC)) for i in range(20)]
+    ids = await pm.semantic.add_many([
+        *filler,
+        NewMemory("Switched the session store over to Valkey", category="infra",
+                  created_at=datetime(2023, 6, 3, 15, tzinfo=UTC)),
+    ])
+    june = (datetime(2023, 6, 1, tzinfo=UTC), datetime(2023, 6, 8, tzinfo=UTC))
+    assert [h.id for h in await dense_search(pm, "cache change", 5, since=june[0], until=june[1])] == [ids[-1]]
+    assert await bm25_search(pm, "cache change", 5, since=june[0], until=june[1]) == []  # no shared word
+    assert len(await bm25_search(pm, "cache change", 50, until=june[0])) == 0
+    assert len(await bm25_search(pm, "cache change", 50, since=june[1])) == 20
+    out = await run(memory, "What did we change in the cache on 3 June, 2023?", fast())
+    assert ids[-1] in [h.id for h in out["memories"][:3]]
+    assert "hybrid@period" in out["trace"][0].strategies

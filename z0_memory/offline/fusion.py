@@ -25,7 +25,9 @@ meaning often lives next to it (the answer to a question, a story continued over
 
 A named period (:func:`time_weight`, when the question names one): a hit's fused score is multiplied by
 ``1 + TIME_WEIGHT * closeness``, where closeness is 1 for a memory created inside the period and decays outside it
-(:meth:`z0_memory.timewindow.TimeWindow.closeness`).
+(:meth:`z0_memory.timewindow.TimeWindow.closeness`). ``TIME_WEIGHT`` = 3: a period the user names is a strong
+constraint (with 1, a memory from that day lost to word matches from other years); LoCoMo recall is flat between
+1 and 3.
 
 Duplicates (same ``id``) are merged: the copy with the best original score is kept and returned with the fused
 score in ``score``; its original score and the rounds that found it are kept in ``metadata['raw_score']`` and
@@ -53,7 +55,7 @@ SPEAKER_WEIGHT = 2.0
 CONTEXT_ANCHORS = 5
 CONTEXT_WEIGHT = 0.5
 CONTEXT_DISTANCE_WEIGHTS = {1: 0.4, 2: 0.5}
-TIME_WEIGHT = 1.0
+TIME_WEIGHT = 3.0
 
 
 def _overlap_scorer(qa: QuestionAnalysis, hits: Sequence[Hit]):
