@@ -176,9 +176,8 @@ WITH s AS (
 )
 SELECT e.lexeme, s.n, s.len, e.sample_n, e.hits,
        CASE WHEN s.n <= %(exact_docs)s OR e.sample_n < %(sample_min)s OR e.hits * s.n <= %(pool)s * e.sample_n THEN (
-           SELECT count(*) FROM (
-               SELECT 1 FROM {SEMANTIC_TABLE} WHERE {_SCOPE_SQL} AND content_tsv @@ quote_literal(e.lexeme)::tsquery
-               LIMIT CASE WHEN s.n <= %(exact_docs)s THEN NULL ELSE %(pool)s + 1 END) x
+           SELECT count(*) FROM {SEMANTIC_TABLE}  -- no LIMIT: a LIMIT makes the planner gamble on a seq scan
+           WHERE {_SCOPE_SQL} AND content_tsv @@ quote_literal(e.lexeme)::tsquery
        ) END AS df
 FROM est e CROSS JOIN s
 """
@@ -191,8 +190,9 @@ WITH idf AS (
         SELECT m.* FROM unnest(%(branches)s::tsquery[]) AS b(q)
         CROSS JOIN LATERAL (
             SELECT {_COLUMNS}, content_tsv FROM {SEMANTIC_TABLE}
-            WHERE {_SCOPE_SQL} AND {_PERIOD_SQL} AND content_tsv @@ b.q LIMIT %(pool)s
-        ) m  -- a LIMITed subquery stays a per-branch scan: branches fill the pool in order
+            WHERE {_SCOPE_SQL} AND {_PERIOD_SQL} AND content_tsv @@ b.q OFFSET 0
+        ) m  -- OFFSET 0 keeps it a per-branch (GIN) scan: branches fill the pool in order; a LIMIT here would let
+             -- the planner pick a seq scan betting on finding the rows early, ruinous for a rare branch
         LIMIT %(pool)s
     ) c
 ), scored AS (
@@ -229,21 +229,18 @@ def bm25_idf(n: float, df: float) -> float:
 
 
 def document_frequency(row: dict, pool: int) -> float:
-    """A lexeme's document frequency from the plan statement's row: exact when it was counted and not saturated.
+    """A lexeme's document frequency from the plan statement's row: exact when it was counted, else estimated.
 
     In a scope larger than :data:`BM25_EXACT_DOCS`, counting a common lexeme through GIN costs time in proportion to
     its posting list (and a heap visit per match: 15-25 ms for a word in 15% of 100k memories), so the plan
     statement first reads a ``TABLESAMPLE SYSTEM ... REPEATABLE`` page sample of about :data:`BM25_SAMPLE_ROWS`
-    scope rows (under a millisecond) and counts only the lexemes it says are rare, up to ``pool + 1``. A lexeme that
-    is common (by the sample, or by reaching the cap) gets the sample's estimate, never less than the cap: its IDF
-    is low and its error small either way (a 25% error on a df of 1,500 in 100k moves the IDF by 0.2 of 4.2), and it
-    only rescores candidates.
+    scope rows (under a millisecond) and counts only the lexemes it says are rare (at most ``pool`` matches
+    expected). A common lexeme gets the sample's estimate, never less than the pool: its IDF is low and the error
+    small (a 25% error on a df of 1,500 in 100k moves the IDF by 0.2 of 4.2), and it only rescores candidates.
     """
-    n = row["n"]
-    if row["df"] is not None and (n <= BM25_EXACT_DOCS or row["df"] <= pool):
+    if row["df"] is not None:
         return float(row["df"])
-    estimate = row["hits"] * n / row["sample_n"] if row["sample_n"] >= BM25_SAMPLE_MIN else 0.0
-    return float(min(n, max(pool + 1, estimate)))
+    return float(min(row["n"], max(pool + 1, row["hits"] * row["n"] / row["sample_n"])))
 
 
 def _any_of(lexemes: Sequence[str]) -> str:
@@ -256,11 +253,12 @@ def rarest_first_branches(lexemes: Sequence[str], df: dict[str, float], weights:
 
     The rarest lexemes, as long as all their matches fit in the pool together, form the first branch: every memory
     they match is scored, so their (high) weights are never missed. The next :data:`BM25_COMMON_TERMS` lexemes are
-    too common for that; memories matching only them fill the rest of the pool by exact combination, heaviest sum of
-    weights first (all of them, then every combination without the lightest, ...), each a GIN AND/NOT query that
-    costs little even when each lexeme alone matches thousands of rows. Within one combination memories differ
-    only by term frequency and length, so the pool holds the top of the ranking while visiting ``pool`` rows rather
-    than every OR match. Commoner lexemes still add their weight to the candidates' scores.
+    too common for that; memories matching them fill the rest of the pool by combination, heaviest sum of weights
+    first (all of them, then every combination without the lightest, ...), each a GIN AND query that costs little
+    even when each lexeme alone matches thousands of rows (AND NOT, to make the combinations disjoint, cost 4 ms a
+    branch: the excluded lexemes' postings are read). A memory is taken by the best combination it matches; later
+    ones repeat it and the duplicates are dropped. So the pool holds the top of the ranking while visiting ``pool``
+    rows rather than every OR match. Commoner lexemes still add their weight to the candidates' scores.
     """
     rare: list[str] = []
     total = 0.0
@@ -273,9 +271,7 @@ def rarest_first_branches(lexemes: Sequence[str], df: dict[str, float], weights:
     combos = [c for size in range(len(common), 0, -1) for c in itertools.combinations(common, size)]
     combos.sort(key=lambda combo: -sum(weights[lex] for lex in combo))  # stable: bigger combinations win ties
     branches = [_any_of(rare)] if rare else []
-    for combo in combos:
-        absent = [f"!{_tsquery_lexeme(lex)}" for lex in common if lex not in combo]
-        branches.append(" & ".join([_tsquery_lexeme(lex) for lex in combo] + absent))
+    branches += [" & ".join(_tsquery_lexeme(lex) for lex in combo) for combo in combos]
     return branches
 
 
