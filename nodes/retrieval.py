@@ -44,6 +44,7 @@ from z0_memory.timewindow import TimeWindow
 
 JUDGE_EVIDENCE_LIMIT = 10
 ROUND_DEPTH = 30
+MEMORIES_KEPT = 30  # the ranked evidence a round hands on (at least 3 x top_k); twice as many are re-scored
 PERIOD_STRATEGY = "hybrid"
 PERIOD_PAD_DAYS = 7.0
 
@@ -95,7 +96,8 @@ async def retrieve(state: RetrievalState, runtime: Runtime[Context]) -> dict[str
     round_hits = per_strategy[0] if len(per_strategy) == 1 else rrf_fuse(per_strategy, req.k, "+".join(names))
     round_hits = await expand_neighbors(pm, round_hits, include_history=req.include_history)
     rounds = [*state.get("round_hits", []), round_hits]
-    memories = fuse_rounds(rounds, state["question"], weight=lambda h: memory_weight(
+    keep = max(int(ctx.top_k) * 3, MEMORIES_KEPT)
+    memories = fuse_rounds(rounds, state["question"], limit=2 * keep, weight=lambda h: memory_weight(
         h, include_history=req.include_history, now=now) * time_weight(h, window))
     analysis = analyze_question(state["question"])
     memories = context_boost(memories, spread=analysis.is_list or analysis.is_compare)
@@ -105,7 +107,7 @@ async def retrieve(state: RetrievalState, runtime: Runtime[Context]) -> dict[str
         hits=[{"id": h.id, "score": round(h.score, 4), "strategy": h.strategy} for h in round_hits[: ctx.top_k]],
         duration_ms=(time.perf_counter() - t0) * 1000,
     )
-    return {"round": number, "round_hits": rounds, "memories": memories[: max(int(ctx.top_k) * 3, 30)],
+    return {"round": number, "round_hits": rounds, "memories": memories[:keep],
             "queries_tried": [*state.get("queries_tried", []), req.query],
             "trace": [*state.get("trace", []), trace]}
 

@@ -80,12 +80,13 @@ def _overlap_scorer(qa: QuestionAnalysis, hits: Sequence[Hit]):
 
 
 def fuse_rounds(rounds: Sequence[Sequence[Hit]], question: str, *,
-                weight: Callable[[Hit], float] | None = None) -> list[Hit]:
+                weight: Callable[[Hit], float] | None = None, limit: int | None = None) -> list[Hit]:
     """Merge the ranked hits of all rounds into one list, best first (see the module docstring).
 
     ``weight`` (optional) multiplies each fused score before sorting: the memory's own weight (confidence,
     supersession, recency: ``recipes.memory_weight``) times :func:`time_weight`. Applying it here rather than in
-    another pass keeps the loop at one copy of each hit per round.
+    another pass keeps the loop at one copy of each hit per round. ``limit`` returns (and copies) only the best
+    ``limit`` hits.
     """
     best: dict[str, Hit] = {}
     fused: dict[str, float] = {}
@@ -108,7 +109,7 @@ def fuse_rounds(rounds: Sequence[Sequence[Hit]], question: str, *,
         fused[hid] += BETA * overlap(hit) / (RRF_K + 1)
         if weight is not None:
             fused[hid] *= weight(hit)
-    order = sorted(best, key=lambda hid: -fused[hid])  # stable: ties keep first appearance
+    order = sorted(best, key=lambda hid: -fused[hid])[:limit]  # stable: ties keep first appearance
     return [
         best[hid].model_copy(
             update={
