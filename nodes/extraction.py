@@ -137,11 +137,11 @@ async def related_memories(pm: Any, turn: Sequence[TurnMessage]) -> list[Related
 
 
 async def _llm_candidates(model: Any, turn: Sequence[TurnMessage], related: Sequence[Related], ctx: Context,
-                          project: str) -> list[Candidate]:
+                          project: str, runnable: Any = None) -> list[Candidate]:
     existing = "\n".join(f"{r.local_id}: {'(pending) ' if r.pending else ''}{r.content}" for r in related) or "(none)"
     prompt = EXTRACTOR_USER.format(project=project, existing=existing, turn=render_turn(turn))
     result = await invoke_structured(model, ExtractionResult, [SystemMessage(EXTRACTOR_SYSTEM), HumanMessage(prompt)],
-                                     ctx, what="memory extractor")
+                                     ctx, what="memory extractor", runnable=runnable)
     return result.candidates
 
 
@@ -237,7 +237,8 @@ async def extract_turn(pm: Any, memory: Any, turn: Sequence[TurnMessage], ctx: C
         candidates = extract_candidates(turn, project=pm.scope.project, existing=existing)
         extractor = OFFLINE_EXTRACTOR_NAME
     else:
-        candidates = await _llm_candidates(model, turn, related, ctx, pm.scope.project)
+        candidates = await _llm_candidates(model, turn, related, ctx, pm.scope.project, memory.providers.structured(
+            model, ExtractionResult, ctx.structured_output_method))
         extractor = f"llm/{getattr(model, 'model_name', None) or type(model).__name__}"
     provenance = Provenance(thread_id=thread_id, message_ids=message_ids, extractor=extractor)
     return await write_candidates(pm, candidates, related, ctx, provenance, secrets)

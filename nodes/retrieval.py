@@ -112,14 +112,14 @@ async def retrieve(state: RetrievalState, runtime: Runtime[Context]) -> dict[str
             "trace": [*state.get("trace", []), trace]}
 
 
-async def _llm_verdict(model: Any, state: RetrievalState, ctx: Context) -> Verdict:
+async def _llm_verdict(model: Any, state: RetrievalState, ctx: Context, runnable: Any = None) -> Verdict:
     prompt = JUDGE_USER.format(
         question=state["question"], round=state["round"], max_rounds=state["max_rounds"],
         queries_tried="; ".join(state.get("queries_tried", [])),
         evidence=render_evidence(state.get("memories", []), limit=JUDGE_EVIDENCE_LIMIT),
     )
     return await invoke_structured(model, Verdict, [SystemMessage(JUDGE_SYSTEM), HumanMessage(prompt)], ctx,
-                                   what="retrieval judge")
+                                   what="retrieval judge", runnable=runnable)
 
 
 async def evaluate(state: RetrievalState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -135,7 +135,8 @@ async def evaluate(state: RetrievalState, runtime: Runtime[Context]) -> dict[str
         verdict = offline()
     else:
         try:
-            verdict = await _llm_verdict(model, state, ctx)
+            verdict = await _llm_verdict(model, state, ctx,
+                                         memory.providers.structured(model, Verdict, ctx.structured_output_method))
         except ModelCallError as exc:
             error = f"{exc}; the offline judge decided this round"
             verdict = offline()

@@ -573,3 +573,17 @@ async def test_providers_build_from_names_and_cache(monkeypatch: pytest.MonkeyPa
     assert providers.chat("agent") is agent
     # A per-call context chooses another model by name.
     assert providers.chat("agent", Context(agent_model="offline")) is None
+
+
+def test_structured_output_runnable_is_built_once_per_model_schema_and_method() -> None:
+    from langchain_openai import ChatOpenAI
+
+    from z0_memory.schemas import Verdict
+
+    providers = Providers(Context(project="acme"), embeddings=HashEmbeddings())
+    model = ChatOpenAI(model="gpt-4o-mini", api_key="sk-test")
+    first = providers.structured(model, Verdict, "json_schema")
+    assert providers.structured(model, Verdict, "json_schema") is first  # the schema is converted once
+    assert providers.structured(model, Verdict, "function_calling") is not first
+    other = ChatOpenAI(model="gpt-4o", api_key="sk-test")
+    assert providers.structured(other, Verdict, "json_schema") is not first

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
 
 from z0_memory.config import Context
@@ -46,9 +47,12 @@ async def _with_retries(call: Any, ctx: Context, what: str) -> Any:
 
 
 async def invoke_structured(model: BaseChatModel, schema: type[T], messages: list[BaseMessage], ctx: Context,
-                            *, what: str) -> T:
-    """Ask ``model`` for an instance of ``schema``; raise ModelCallError when it cannot deliver one."""
-    runnable = model.with_structured_output(schema, method=ctx.structured_output_method)
+                            *, what: str, runnable: Runnable | None = None) -> T:
+    """Ask ``model`` for an instance of ``schema``; raise ModelCallError when it cannot deliver one.
+
+    ``runnable``: the model's structured-output runnable when the caller keeps one (``Providers.structured``).
+    """
+    runnable = runnable or model.with_structured_output(schema, method=ctx.structured_output_method)
 
     async def call() -> T:
         out = await runnable.ainvoke(messages)
