@@ -309,3 +309,16 @@ def test_context_boost_lifts_the_best_hits_conversation_neighbours_only():
 def test_stem_is_light():
     assert stem("desserts") == stem("dessert") and stem("frameworks") == "framework"
     assert stem("Caroline's") == "caroline" and stem("缓存") == "缓存"
+
+
+def test_feedback_terms_must_recur_across_the_relevant_hits():
+    from z0_memory.offline.rewriter import salient_terms
+
+    qa = analyze_question("What hobbies does Melanie have?")
+    hits = [
+        hit("a", "Melanie: I signed up for a pottery class, absolutely loving it", speaker="Melanie"),
+        hit("b", "Melanie: pottery again this weekend with the kids", speaker="Melanie"),
+        hit("c", "Caroline: the weather is nice today", speaker="Caroline"),
+    ]
+    terms = salient_terms(qa, hits, ["What hobbies does Melanie have?"])
+    assert terms == ["pottery"]  # "absolutely", "class", "kids" appear in one relevant hit only
