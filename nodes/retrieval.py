@@ -2,11 +2,13 @@
 
 Rules the loop keeps (each visible in the trace):
 * each round runs its recipes (and, when the question names a period, the ``hybrid`` recipe again limited to that
-  period +- ``PERIOD_PAD_DAYS``, fused with them: the trace lists it as ``hybrid@period``), then expands the round's best hits with their conversation neighbours (the turn
-  after a retrieved question, ``recipes.expand_neighbors``);
-* evidence accumulates: every round's hits are fused with all earlier rounds' (``fuse_rounds``), then weighted by
-  confidence, supersession and recency (``recipes.memory_weight``) and closeness to a named period, then hits next to the best ones in a conversation
-  gain part of their score (``fusion.context_boost``; not for list and comparison questions);
+  period +- ``PERIOD_PAD_DAYS``, fused with them: the trace lists it as ``hybrid@period``), then expands the
+  round's best hits with their conversation neighbours (the turn after a retrieved question,
+  ``recipes.expand_neighbors``);
+* evidence accumulates: every round's hits are fused with all earlier rounds' (``fuse_rounds``), weighted by
+  confidence, supersession and recency (``recipes.memory_weight``) and closeness to a named period; then hits next
+  to the best ones in a conversation gain part of their score (``fusion.context_boost``; not for list and
+  comparison questions);
 * the judge is the configured model when there is one, else the offline judge; a model call that fails after its
   retries (timeout, HTTP error, malformed output) falls back to the offline judge for that round, and the trace
   records the error: a failing judge never fails the caller;

@@ -28,7 +28,13 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from z0_memory.errors import InvalidKeyError
-from z0_memory.schemas import FactVersion, Hit
+from z0_memory.schemas import (
+    CONVERSATION_GROUP_KEY,
+    CONVERSATION_ORDER_KEY,
+    FactVersion,
+    Hit,
+    conversation_position,
+)
 from z0_memory.stores.facts import mirror_id, mirror_text
 from z0_memory.stores.schema import SEMANTIC_TABLE, STATS_TABLE
 from z0_memory.stores.semantic import _COLUMNS, _record, hit_from_record, rrf_fuse, vector_literal
@@ -53,8 +59,6 @@ HYBRID_DEPTH = 50
 HYBRID_RRF_K = 20
 KEYWORD_WEIGHT = 1.0
 DENSE_WEIGHT = 0.3
-NEIGHBOR_GROUP = "session"
-NEIGHBOR_ORDER = "turn"
 NEIGHBOR_ANCHORS = 5
 NEIGHBOR_DECAY = 0.95
 _SCOPE_SQL = "project = %(project)s AND user_id = %(user_id)s AND (%(all)s OR superseded_at IS NULL)"
@@ -361,7 +365,7 @@ async def hybrid(pm: ProjectMemory, req: SearchRequest) -> list[Hit]:
 _NEIGHBOR_SQL = f"""
 SELECT {_COLUMNS}, a.anchor FROM {SEMANTIC_TABLE} m
 JOIN unnest(%(groups)s::text[], %(orders)s::text[], %(anchors)s::int[]) AS a(grp, pos, anchor)
-  ON m.metadata ->> '{NEIGHBOR_GROUP}' = a.grp AND m.metadata ->> '{NEIGHBOR_ORDER}' = a.pos
+  ON m.metadata ->> '{CONVERSATION_GROUP_KEY}' = a.grp AND m.metadata ->> '{CONVERSATION_ORDER_KEY}' = a.pos
 WHERE {_SCOPE_SQL}
 """
 
@@ -375,19 +379,20 @@ async def expand_neighbors(pm: ProjectMemory, hits: Sequence[Hit], *, anchors: i
                            include_history: bool = False) -> list[Hit]:
     """Context expansion over conversation metadata: the turns next to the best hits, placed right after them.
 
-    Memories imported from a conversation carry ``metadata[NEIGHBOR_GROUP]`` (the session or thread) and
-    ``metadata[NEIGHBOR_ORDER]`` (the turn's position in it). When one of the first ``anchors`` hits asks a question,
-    the next turn of its session is most likely the answer, even though it shares no words with the query; it is
+    Memories imported from a conversation carry ``metadata[CONVERSATION_GROUP_KEY]`` (the session or thread)
+    and ``metadata[CONVERSATION_ORDER_KEY]`` (the turn's position in it; ``schemas.conversation_position``). When
+    one of the first ``anchors`` hits asks a question, the next turn of its session is most likely the answer, even
+    though it shares no words with the query; it is
     inserted right after its anchor with a score just below it (``NEIGHBOR_DECAY`` times the anchor's). Hits
     without that metadata (facts, extracted memories) are left alone, so the expansion is a no-op elsewhere.
     """
     wanted: list[tuple[str, str, int]] = []
     present = {h.id for h in hits}
     for i, hit in enumerate(hits[:anchors]):
-        group, order = hit.metadata.get(NEIGHBOR_GROUP), hit.metadata.get(NEIGHBOR_ORDER)
-        if group is None or not isinstance(order, int) or not is_question(hit.content):
+        position = conversation_position(hit)
+        if position is None or not is_question(hit.content):
             continue
-        wanted.append((str(group), str(order + 1), i))
+        wanted.append((position[0], str(position[1] + 1), i))
     if not wanted:
         return list(hits)
     params = {**pm.semantic.scope.params, "all": include_history, "groups": [w[0] for w in wanted],

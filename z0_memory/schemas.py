@@ -170,6 +170,15 @@ class Hit(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+
+def conversation_position(hit: Hit) -> tuple[str, int] | None:
+    """(session, turn) of a memory imported from a conversation (see ``CONVERSATION_GROUP_KEY``), else None."""
+    group, order = hit.metadata.get(CONVERSATION_GROUP_KEY), hit.metadata.get(CONVERSATION_ORDER_KEY)
+    if group is None or not isinstance(order, int) or isinstance(order, bool):
+        return None
+    return str(group), order
+
+
 class Candidate(BaseModel):
     """Something a turn said that may be worth remembering, before the confidence gate."""
 

@@ -45,7 +45,7 @@ from z0_memory.offline.judge import (
     entity_in,
     hit_stems,
 )
-from z0_memory.schemas import CONVERSATION_GROUP_KEY, CONVERSATION_ORDER_KEY, Hit
+from z0_memory.schemas import Hit, conversation_position
 from z0_memory.timewindow import TimeWindow
 
 RRF_K = 5
@@ -119,14 +119,6 @@ def fuse_rounds(rounds: Sequence[Sequence[Hit]], question: str, *,
         )
         for hid in order
     ]
-
-
-def conversation_position(hit: Hit) -> tuple[str, int] | None:
-    """(session, turn) of a memory imported from a conversation, else None."""
-    group, order = hit.metadata.get(CONVERSATION_GROUP_KEY), hit.metadata.get(CONVERSATION_ORDER_KEY)
-    if group is None or not isinstance(order, int) or isinstance(order, bool):
-        return None
-    return str(group), order
 
 
 def context_boost(hits: Sequence[Hit], *, spread: bool = False) -> list[Hit]:
