@@ -6,8 +6,10 @@
 DATA_DIR (default ``../shared/data/locomo-dev`` next to the repository) is any folder of LoCoMo-format ``*.json``
 files: one conversation a file (flat, or wrapped in ``{"conversation": ...}``), or a list of conversations per file
 (the released ``locomo10.json``). For each conversation a fresh project is created and every turn is imported as a
-semantic memory through ``SemanticStore.add_many`` (content ``"Speaker: text"`` plus the shared image's caption;
-metadata ``speaker``, ``session_date``, ``dia_id``, ``session``, ``turn``; ``created_at`` = the session's date).
+semantic memory through ``SemanticStore.add_many``, as ``z0-memory ingest`` does (``z0_memory.ingest.locomo_memories``:
+content ``"Speaker: text"`` plus the shared image's caption; the turns just before and after it in its session as
+search context; metadata ``speaker``, ``session_date``, ``dia_id``, ``session``, ``turn``; ``created_at`` = the
+session's date).
 Then, for every question whose category is not 5 (adversarial), the share of its evidence turns (``dia_id``s) found
 in the top 5 / 10 / 20 is measured for:
 
@@ -38,7 +40,6 @@ import time
 import uuid
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -47,29 +48,7 @@ METHODS = ("semantic", "keyword", "hybrid", "loop")
 KS = (5, 10, 20)
 DEPTH = max(KS)
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo-dev"
-_DATE_RE = re.compile(
-    r"(?:(?P<h>\d{1,2}):(?P<m>\d{2})\s*(?P<ampm>[ap]\.?m\.?)\s*on\s*)?(?P<d>\d{1,2})\s+(?P<mon>[A-Za-z]+),?\s+(?P<y>\d{4})",
-    re.IGNORECASE,
-)
-_MONTHS = {m: i for i, m in enumerate(
-    "january february march april may june july august september october november december".split(), 1)}
 _DIA_RE = re.compile(r"D\d+:\d+")
-
-
-def parse_session_date(text: str | None) -> datetime | None:
-    """``"1:56 pm on 8 May, 2023"`` -> an aware datetime (UTC); None when the text has no such date."""
-    match = _DATE_RE.search(text or "")
-    if not match:
-        return None
-    month = _MONTHS.get(match["mon"].lower()) or next(
-        (n for name, n in _MONTHS.items() if name.startswith(match["mon"].lower()[:3])), None)
-    if month is None:
-        return None
-    hour, minute = int(match["h"] or 0), int(match["m"] or 0)
-    if match["ampm"]:
-        pm = match["ampm"].lower().startswith("p")
-        hour = hour % 12 + (12 if pm else 0)
-    return datetime(int(match["y"]), month, int(match["d"]), hour, minute, tzinfo=UTC)
 
 
 def load_conversations(folder: Path) -> Iterator[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
@@ -84,35 +63,6 @@ def load_conversations(folder: Path) -> Iterator[tuple[str, dict[str, Any], list
             conv = item.get("conversation", item)
             name = str(item.get("sample_id") or (path.stem if len(items) == 1 else f"{path.stem}-{i}"))
             yield name, conv, list(item.get("qa", []))
-
-
-def session_numbers(conv: dict[str, Any]) -> list[int]:
-    nums = [int(m.group(1)) for k in conv if (m := re.fullmatch(r"session_(\d+)", k))]
-    return sorted(n for n in nums if isinstance(conv.get(f"session_{n}"), list))
-
-
-def turn_memories(conv: dict[str, Any]) -> list[Any]:
-    """Every turn as a NewMemory, in conversation order."""
-    from z0_memory.stores.semantic import NewMemory
-
-    out = []
-    for n in session_numbers(conv):
-        raw_date = conv.get(f"session_{n}_date_time")
-        when = parse_session_date(raw_date)
-        for t, turn in enumerate(conv[f"session_{n}"]):
-            text = str(turn.get("text") or "").strip()
-            caption = str(turn.get("blip_caption") or "").strip()
-            content = f"{turn.get('speaker', '?')}: {text}"
-            if caption:
-                content += f" [shared an image: {caption}]"
-            if not text and not caption:
-                continue
-            out.append(NewMemory(
-                content=content, category="conversation", kind="context", created_at=when,
-                metadata={"speaker": turn.get("speaker"), "session_date": when.date().isoformat() if when else raw_date,
-                          "dia_id": turn.get("dia_id"), "session": n, "turn": t},
-            ))
-    return out
 
 
 def evidence_ids(qa: dict[str, Any], known: set[str]) -> set[str]:
@@ -138,6 +88,7 @@ def percentile(values: Sequence[float], q: float) -> float:
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     from z0_memory.config import Context
     from z0_memory.graphs.retrieval import builder
+    from z0_memory.ingest import locomo_memories
     from z0_memory.memory import Z0Memory
     from z0_memory.stores.recipes import RECIPES, SearchRequest
 
@@ -164,7 +115,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             conversations += 1
             project = f"locomo-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}-{uuid.uuid4().hex[:8]}"
             pm = memory.scope(project)
-            rows = turn_memories(conv)
+            rows = locomo_memories(conv)
             t_ingest = time.perf_counter()
             ids = await pm.semantic.add_many(rows, batch_size=128)
             ingest_s += time.perf_counter() - t_ingest

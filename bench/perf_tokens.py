@@ -45,7 +45,7 @@ async def main(args: argparse.Namespace) -> None:
 
     from z0_memory.config import Context
     from z0_memory.graphs.retrieval import builder
-    from z0_memory.ingest import locomo_memory, locomo_turns
+    from z0_memory.ingest import locomo_memories, locomo_turns
     from z0_memory.memory import Z0Memory
     from z0_memory.nodes.respond import INJECTED_MEMORIES, system_prompt, trimmed_history
     from z0_memory.prompts import CHAT_SYSTEM
@@ -68,7 +68,7 @@ async def main(args: argparse.Namespace) -> None:
             project = f"tok{path.stem}"
             pm = memory.scope(project)
             await pm.forget_everything()
-            await pm.semantic.add_many([locomo_memory(t) for t in turns])
+            await pm.semantic.add_many(locomo_memories(data))
             history = thread_messages(turns)
             qa = [q for q in data.get("qa", []) if q.get("category") != 5]
             random.Random(7).shuffle(qa)

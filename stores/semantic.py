@@ -41,7 +41,12 @@ _COLUMNS = ", ".join(_COLUMN_NAMES)
 
 @dataclass
 class NewMemory:
-    """A semantic memory to add."""
+    """A semantic memory to add.
+
+    ``context`` is text that situates the memory without being part of it, such as the turns just before and after
+    a conversation turn. It is searched with the content (full text and embedding: "They were awestruck." is found
+    by a question about the memorial the turn before it names), kept only in the search text, and never returned.
+    """
 
     content: str
     category: str = "general"
@@ -51,12 +56,21 @@ class NewMemory:
     metadata: dict[str, Any] = field(default_factory=dict)
     created_at: datetime | None = None
     id: str | None = None
+    context: str = ""
+
+
+def indexed_text(memory: NewMemory) -> str:
+    """What a memory is found by: its content, then its context when it has one (embedded and full-text indexed)."""
+    return f"{memory.content}\n{memory.context}" if memory.context else memory.content
 
 
 def _check(memory: NewMemory) -> None:
     if not isinstance(memory.content, str) or not memory.content.strip():
         raise ValueError("a memory's content must be non-empty text")
     reject_nul("a memory's content", memory.content)
+    if not isinstance(memory.context, str):
+        raise TypeError(f"a memory's context must be text, got {type(memory.context).__name__}")
+    reject_nul("a memory's context", memory.context)
     reject_nul("a memory's metadata or source ids", memory.metadata, list(memory.source_ids))
     validate_segment(memory.category, "category")
     if memory.kind not in _KINDS:
@@ -96,7 +110,7 @@ def row_params(
         "fact_key": fact_key,
         "fact_version": fact_version,
         "source_ids": json.dumps(list(memory.source_ids)),
-        "search_text": search_text(f"{memory.category.replace('_', ' ')} {memory.content}"),
+        "search_text": search_text(f"{memory.category.replace('_', ' ')} {indexed_text(memory)}"),
         "metadata": json.dumps(memory.metadata, default=str),
     }
 
@@ -185,7 +199,7 @@ class SemanticStore:
         return ids
 
     async def _embed(self, batch: Sequence[NewMemory]) -> list[list[float]]:
-        return await self.embeddings.aembed_documents([m.content for m in batch])
+        return await self.embeddings.aembed_documents([indexed_text(m) for m in batch])
 
     async def add_or_confirm(self, memory: NewMemory, same: Callable[[Hit], bool], *,
                              candidates: int = 5) -> tuple[Literal["added", "confirmed"], str, str]:
@@ -195,7 +209,7 @@ class SemanticStore:
         memory confirm one row instead of each adding a duplicate. Returns (action, row id, stored content).
         """
         _check(memory)
-        vector = (await self.embeddings.aembed_documents([memory.content]))[0]
+        vector = (await self.embeddings.aembed_documents([indexed_text(memory)]))[0]
         async with self.db.connection() as conn, conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
                                [f"z0memory|{self.scope.project}|{self.scope.user_id}"])

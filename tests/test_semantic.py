@@ -91,3 +91,33 @@ async def test_bad_memories_are_refused_and_nothing_is_written(memory, bad):
     with pytest.raises(ValueError):
         await acme.semantic.add_many([NewMemory("fine memory"), NewMemory(**bad)])
     assert await acme.semantic.count() == 0
+
+
+async def test_context_is_searched_but_never_returned(memory):
+    from z0_memory.stores.recipes import bm25_search
+
+    reply = "Jo: They were awestruck and humbled."
+    question = "Ann: How did your kids react at the war memorial?"
+    acme, bare = memory.scope("acme"), memory.scope("bare")
+    [with_context, _] = await acme.semantic.add_many([NewMemory(reply, context=question),
+                                                     NewMemory("Jo: The kids loved the science museum.")])
+    [without] = await bare.semantic.add_many([NewMemory(reply)])
+    # full text: the question's words find the reply they situate, and only there
+    for search in (acme.semantic.keyword_search, lambda q, k: bm25_search(acme, q, k)):
+        hits = await search("kids react war memorial", 5)
+        assert hits[0].id == with_context and hits[0].content == reply
+    assert await bm25_search(bare, "war memorial", 5) == []
+    # the embedding is of the content with its context: closer to the question than the bare reply's
+    near = {h.id: h.score for h in await acme.semantic.search("how did the kids react at the war memorial", 2)}
+    far = {h.id: h.score for h in await bare.semantic.search("how did the kids react at the war memorial", 1)}
+    assert near[with_context] > far[without]
+    # never returned: the record holds the content alone
+    assert (await acme.semantic.get(with_context)).content == reply
+
+
+@pytest.mark.parametrize("context,error", [("bad\x00byte", ValueError), (["not", "text"], TypeError)])
+async def test_bad_context_is_refused(memory, context, error):
+    acme = memory.scope("acme")
+    with pytest.raises(error, match="context"):
+        await acme.semantic.add_many([NewMemory("fine memory", context=context)])
+    assert await acme.semantic.count() == 0

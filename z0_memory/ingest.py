@@ -2,7 +2,8 @@
 
 * LoCoMo-style JSON (``session_N`` lists of ``{speaker, dia_id, text}`` with ``session_N_date_time``): every turn
   becomes a semantic memory ("Speaker: text", plus the image caption when there is one) with its speaker, session,
-  date and dia_id as metadata, ``created_at`` the session's date; embedded in batches.
+  turn, date and dia_id as metadata, ``created_at`` the session's date, and the turns just before and after it as
+  its search context (:func:`locomo_memories`); embedded in batches.
 * A transcript (``.jsonl`` of ``{"role": "user"|"assistant", "text": ...}`` or a text file of ``user: ...`` /
   ``assistant: ...`` lines): replayed turn by turn through the extraction graph, so only what the extraction
   keeps is written, exactly as if the conversation had happened live.
@@ -20,11 +21,18 @@ from typing import Any
 
 from z0_memory.config import Context
 from z0_memory.errors import Z0Error
+from z0_memory.schemas import CONVERSATION_GROUP_KEY, CONVERSATION_ORDER_KEY
 from z0_memory.stores.semantic import NewMemory
 
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
 _LINE = re.compile(r"^\s*(user|assistant|human|ai)\s*:\s*(.+)$", re.I)
 Progress = Callable[[int, int], None]
+_LOCOMO_DATE = re.compile(
+    r"(?:(?P<h>\d{1,2}):(?P<m>\d{2})\s*(?P<ampm>[ap]\.?m\.?)\s*on\s*)?(?P<d>\d{1,2})\s+(?P<mon>[A-Za-z]+)\.?,?\s+"
+    r"(?P<y>\d{4})", re.IGNORECASE)
+_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
+           "november", "december")
+CONTEXT_TURNS = 1  # turns on each side of a conversation turn searched with it (its ``NewMemory.context``)
 
 
 class IngestError(Z0Error, ValueError):
@@ -39,16 +47,30 @@ class LocomoTurn:
     speaker: str
     dia_id: str
     text: str
+    turn: int = 0  # position in the session
+
+    @property
+    def line(self) -> str:
+        return f"{self.speaker}: {self.text}"
 
 
-def parse_locomo_date(text: str) -> datetime | None:
-    """'1:56 pm on 8 May, 2023' -> an aware datetime; None when it does not parse."""
-    for fmt in ("%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y", "%d %B, %Y", "%d %B %Y"):
-        try:
-            return datetime.strptime(text.strip(), fmt).replace(tzinfo=UTC)
-        except ValueError:
-            continue
-    return None
+def parse_locomo_date(text: str | None) -> datetime | None:
+    """``"1:56 pm on 8 May, 2023"`` (or "8 May 2023", "8 Sept, 2023") -> an aware datetime (UTC); None when the
+    text holds no such date."""
+    match = _LOCOMO_DATE.search(text or "")
+    if not match:
+        return None
+    prefix = match["mon"].lower()[:3]
+    month = next((n for n, name in enumerate(_MONTHS, 1) if name.startswith(prefix)), None)
+    if month is None:
+        return None
+    hour, minute = int(match["h"] or 0), int(match["m"] or 0)
+    if match["ampm"]:
+        hour = hour % 12 + (12 if match["ampm"].lower().startswith("p") else 0)
+    try:
+        return datetime(int(match["y"]), month, int(match["d"]), hour, minute, tzinfo=UTC)
+    except ValueError:  # "31 June"
+        return None
 
 
 def locomo_turns(conversation: dict[str, Any]) -> Iterator[LocomoTurn]:
@@ -58,21 +80,38 @@ def locomo_turns(conversation: dict[str, Any]) -> Iterator[LocomoTurn]:
     for n in sessions:
         date_text = str(conv.get(f"session_{n}_date_time", ""))
         date = parse_locomo_date(date_text)
-        for turn in conv.get(f"session_{n}") or []:
-            text = str(turn.get("text", "")).strip()
-            if turn.get("blip_caption"):
-                text = f"{text} [shared an image: {turn['blip_caption']}]"
+        for position, turn in enumerate(conv.get(f"session_{n}") or []):
+            text = str(turn.get("text") or "").strip()
+            caption = str(turn.get("blip_caption") or "").strip()
+            if caption:
+                text = f"{text} [shared an image: {caption}]".lstrip()
             if text:
-                yield LocomoTurn(n, date, date_text, str(turn.get("speaker", "")), str(turn.get("dia_id", "")), text)
+                yield LocomoTurn(n, date, date_text, str(turn.get("speaker", "")), str(turn.get("dia_id", "")), text,
+                                 position)
 
 
-def locomo_memory(turn: LocomoTurn) -> NewMemory:
+def locomo_memory(turn: LocomoTurn, context: str = "") -> NewMemory:
+    """One turn as a memory: "Speaker: text", dated by its session, placed by session and turn in the metadata."""
     return NewMemory(
-        content=f"{turn.speaker}: {turn.text}", category="conversation", kind="context", confidence=1.0,
-        source_ids=[turn.dia_id], created_at=turn.date,
-        metadata={"speaker": turn.speaker, "session": turn.session, "session_date": turn.date_text,
-                  "dia_id": turn.dia_id},
+        content=turn.line, category="conversation", kind="context", confidence=1.0,
+        source_ids=[turn.dia_id] if turn.dia_id else [], created_at=turn.date, context=context,
+        metadata={"speaker": turn.speaker, CONVERSATION_GROUP_KEY: turn.session,
+                  CONVERSATION_ORDER_KEY: turn.turn, "session_date": turn.date.date().isoformat() if turn.date
+                  else turn.date_text, "dia_id": turn.dia_id},
     )
+
+
+def locomo_memories(conversation: dict[str, Any], context_turns: int = CONTEXT_TURNS) -> list[NewMemory]:
+    """Every turn of a conversation as a memory, with the ``context_turns`` turns before and after it in the same
+    session as its search context: a reply ("They were awestruck.") is found by the words of the question it
+    answers, a question by the words of its answer."""
+    turns = list(locomo_turns(conversation))
+    out = []
+    for i, turn in enumerate(turns):
+        around = [other.line for other in turns[max(0, i - context_turns):i + context_turns + 1]
+                  if other is not turn and other.session == turn.session]
+        out.append(locomo_memory(turn, "\n".join(around)))
+    return out
 
 
 def load_json(path: Path) -> Any:
@@ -119,15 +158,15 @@ async def ingest_locomo(memory: Any, ctx: Context, path: Path, progress: Progres
                         batch_size: int = 1024) -> int:
     data = load_json(path)
     conversations = data if isinstance(data, list) else [data]
-    turns = [t for conv in conversations for t in locomo_turns(conv)]
-    if not turns:
+    memories = [m for conv in conversations for m in locomo_memories(conv)]
+    if not memories:
         raise IngestError(f"{path} holds no LoCoMo-style sessions (session_N lists of turns)")
     semantic = memory.scope(ctx.project, ctx.user_id).semantic
-    for start in range(0, len(turns), batch_size):
-        await semantic.add_many([locomo_memory(t) for t in turns[start:start + batch_size]])
+    for start in range(0, len(memories), batch_size):
+        await semantic.add_many(memories[start:start + batch_size])
         if progress:
-            progress(min(start + batch_size, len(turns)), len(turns))
-    return len(turns)
+            progress(min(start + batch_size, len(memories)), len(memories))
+    return len(memories)
 
 
 async def ingest_transcript(memory: Any, ctx: Context, path: Path, progress: Progress | None = None) -> int:
