@@ -174,7 +174,7 @@ WITH s AS (
                     100.0 * %(sample_scan)s / greatest(c.reltuples, s.n)) ELSE 0 END
         FROM s, pg_class c WHERE c.oid = '{SEMANTIC_TABLE}'::regclass
     )) REPEATABLE (%(seed)s) WHERE {_SCOPE_SQL}
-), est AS (
+), est AS MATERIALIZED (  -- inlined, each use of hits / sample_n below re-ran its count over the sample
     SELECT l.lexeme, (SELECT count(*) FROM sample) AS sample_n,
            (SELECT count(*) FROM sample WHERE content_tsv @@ quote_literal(l.lexeme)::tsquery) AS hits
     FROM lex l
