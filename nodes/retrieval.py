@@ -157,8 +157,12 @@ async def evaluate(state: RetrievalState, runtime: Runtime[Context]) -> dict[str
     return {"verdict": verdict, "trace": trace, "stop_reason": stop}
 
 
-def after_evaluate(state: RetrievalState) -> str:
-    """Conditional edge: END when sufficient or when the round guard is reached, else rewrite."""
+async def after_evaluate(state: RetrievalState) -> str:
+    """Conditional edge: END when sufficient or when the round guard is reached, else rewrite.
+
+    ``async`` on purpose: LangGraph runs a sync edge function of an async graph through ``run_in_executor``, a
+    thread hop every round (milliseconds when the machine is busy) for one dictionary lookup.
+    """
     return "done" if state.get("stop_reason") else "rewrite"
 
 
