@@ -14,6 +14,8 @@ from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.output_parsers import BaseGenerationOutputParser, BaseOutputParser
+from langchain_core.outputs import ChatGeneration
 from langchain_core.runnables import Runnable, RunnableSequence
 from pydantic import BaseModel, ValidationError
 
@@ -53,14 +55,22 @@ async def _ainvoke_parsing_inline(runnable: Runnable, messages: list[BaseMessage
     ``with_structured_output`` returns ``model | parser`` (OpenAI: ``model | refusal check | parser``). Awaited as a
     sequence, LangChain runs each sync parser through ``run_in_executor``: a thread hop per step (two per judge
     call), which costs milliseconds on a busy machine, for microseconds of parsing. Here the model step is awaited
-    and the parsing steps, pure CPU, are invoked in place: the same model call, callbacks and parsers.
+    and the parsing steps, pure CPU, run in place: the same model call (and its callbacks: token usage, tracing)
+    and the same parsers. A LangChain output parser is asked for ``parse_result`` directly, which is all its
+    ``invoke`` does with a message besides reporting a "parser" run to the callbacks.
     """
     if not isinstance(runnable, RunnableSequence):
         return await runnable.ainvoke(messages)
     value = await runnable.first.ainvoke(messages)
     for step in runnable.steps[1:]:
-        value = step.invoke(value)
+        if isinstance(value, BaseMessage) and type(step).invoke in _PARSER_INVOKES:
+            value = step.parse_result([ChatGeneration(message=value)])
+        else:
+            value = step.invoke(value)
     return value
+
+
+_PARSER_INVOKES = (BaseOutputParser.invoke, BaseGenerationOutputParser.invoke)
 
 
 async def invoke_structured(model: BaseChatModel, schema: type[T], messages: list[BaseMessage], ctx: Context,
