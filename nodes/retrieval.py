@@ -31,7 +31,7 @@ from langgraph.runtime import Runtime
 from z0_memory.config import Context
 from z0_memory.llm import ModelCallError, invoke_structured
 from z0_memory.nodes.common import scope_of
-from z0_memory.offline.fusion import context_boost, fuse_rounds, time_weight
+from z0_memory.offline.fusion import fuse_and_boost, time_weight
 from z0_memory.offline.judge import analyze_question
 from z0_memory.offline.judge import judge as offline_judge
 from z0_memory.offline.rewriter import rewrite as offline_rewrite
@@ -99,17 +99,17 @@ async def retrieve(state: RetrievalState, runtime: Runtime[Context]) -> dict[str
     round_hits = await expand_neighbors(pm, round_hits, include_history=req.include_history)
     rounds = [*state.get("round_hits", []), round_hits]
     keep = max(int(ctx.top_k) * 3, MEMORIES_KEPT)
-    memories = fuse_rounds(rounds, state["question"], limit=2 * keep, weight=lambda h: memory_weight(
-        h, include_history=req.include_history, now=now) * time_weight(h, window))
     analysis = analyze_question(state["question"])
-    memories = context_boost(memories, spread=analysis.is_list or analysis.is_compare)
+    memories = fuse_and_boost(rounds, state["question"], candidates=2 * keep, keep=keep,
+                              spread=analysis.is_list or analysis.is_compare, weight=lambda h: memory_weight(
+                                  h, include_history=req.include_history, now=now) * time_weight(h, window))
     number = int(state.get("round", 0)) + 1
     trace = RoundTrace(
         round=number, query=req.query, strategies=names, started_at=started,
         hits=[{"id": h.id, "score": round(h.score, 4), "strategy": h.strategy} for h in round_hits[: ctx.top_k]],
         duration_ms=(time.perf_counter() - t0) * 1000,
     )
-    return {"round": number, "round_hits": rounds, "memories": memories[:keep],
+    return {"round": number, "round_hits": rounds, "memories": memories,
             "queries_tried": [*state.get("queries_tried", []), req.query],
             "trace": [*state.get("trace", []), trace]}
 
@@ -157,8 +157,12 @@ async def evaluate(state: RetrievalState, runtime: Runtime[Context]) -> dict[str
     return {"verdict": verdict, "trace": trace, "stop_reason": stop}
 
 
-def after_evaluate(state: RetrievalState) -> str:
-    """Conditional edge: END when sufficient or when the round guard is reached, else rewrite."""
+async def after_evaluate(state: RetrievalState) -> str:
+    """Conditional edge: END when sufficient or when the round guard is reached, else rewrite.
+
+    ``async`` on purpose: LangGraph runs a sync edge function of an async graph through ``run_in_executor``, a
+    thread hop every round (milliseconds when the machine is busy) for one dictionary lookup.
+    """
     return "done" if state.get("stop_reason") else "rewrite"
 
 

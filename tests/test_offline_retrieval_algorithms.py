@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from z0_memory.offline.fusion import CONTEXT_WEIGHT, context_boost, fuse_rounds
+from z0_memory.offline.fusion import CONTEXT_WEIGHT, context_boost, fuse_and_boost, fuse_rounds
 from z0_memory.offline.judge import analyze_question, judge, norm_query
 from z0_memory.offline.rewriter import last_resort, rewrite
 from z0_memory.offline.router import route
@@ -304,6 +304,29 @@ def test_context_boost_lifts_the_best_hits_conversation_neighbours_only():
     assert context_boost(ranked, spread=True) == ranked  # list questions keep their breadth
     plain = [hit("a", "x", 1.0), hit("b", "y", 0.5)]
     assert context_boost(plain) == plain and context_boost([]) == []
+
+
+
+_WORDS = ["Nate", "turtles", "painting", "Melanie", "dawn", "center", "strawberries", "therapy"]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.lists(st.tuples(st.integers(0, 14), st.floats(0.0, 20.0), st.integers(0, 2), st.integers(0, 6),
+                                   st.lists(st.sampled_from(_WORDS), min_size=1, max_size=4)), max_size=12),
+                min_size=1, max_size=4),
+       st.integers(1, 12), st.integers(1, 12), st.booleans())
+def test_fuse_and_boost_is_context_boost_of_fuse_rounds(raw, candidates, keep, spread):
+    rounds = [[hit(f"h{i}", " ".join(words), score, **({"session": session, "turn": turn} if session else {}))
+               for i, score, session, turn, words in r] for r in raw]
+    question = "What does Nate love about painting turtles?"
+
+    def weight(h: Hit) -> float:
+        return 1.0 + int(h.id[1:]) % 3 / 4
+
+    expected = context_boost(fuse_rounds(rounds, question, weight=weight, limit=candidates), spread=spread)[:keep]
+    got = fuse_and_boost(rounds, question, weight=weight, candidates=candidates, keep=keep, spread=spread)
+    assert got == expected
+    assert [h.model_fields_set for h in got] == [h.model_fields_set for h in expected]
 
 
 def test_stem_is_light():

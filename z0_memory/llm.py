@@ -14,7 +14,9 @@ from typing import Any, TypeVar
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.runnables import Runnable
+from langchain_core.output_parsers import BaseGenerationOutputParser, BaseOutputParser
+from langchain_core.outputs import ChatGeneration
+from langchain_core.runnables import Runnable, RunnableSequence
 from pydantic import BaseModel, ValidationError
 
 from z0_memory.config import Context
@@ -34,7 +36,8 @@ async def _with_retries(call: Any, ctx: Context, what: str) -> Any:
     last: BaseException | None = None
     for attempt in range(attempts):
         try:
-            return await asyncio.wait_for(call(), timeout=float(ctx.model_timeout_s))
+            async with asyncio.timeout(float(ctx.model_timeout_s)):  # unlike wait_for, no extra task per call
+                return await call()
         except (asyncio.TimeoutError, ValidationError, ValueError, KeyError, TypeError) as exc:
             last = exc
         except Exception as exc:  # noqa: BLE001 - provider SDKs raise their own hierarchy (HTTP, network)
@@ -46,6 +49,30 @@ async def _with_retries(call: Any, ctx: Context, what: str) -> Any:
     raise ModelCallError(f"{what} {kind} after {attempts} attempt(s)") from last
 
 
+async def _ainvoke_parsing_inline(runnable: Runnable, messages: list[BaseMessage]) -> Any:
+    """``runnable.ainvoke(messages)``, with a structured-output sequence's parsing steps run inline.
+
+    ``with_structured_output`` returns ``model | parser`` (OpenAI: ``model | refusal check | parser``). Awaited as a
+    sequence, LangChain runs each sync parser through ``run_in_executor``: a thread hop per step (two per judge
+    call), which costs milliseconds on a busy machine, for microseconds of parsing. Here the model step is awaited
+    and the parsing steps, pure CPU, run in place: the same model call (and its callbacks: token usage, tracing)
+    and the same parsers. A LangChain output parser is asked for ``parse_result`` directly, which is all its
+    ``invoke`` does with a message besides reporting a "parser" run to the callbacks.
+    """
+    if not isinstance(runnable, RunnableSequence):
+        return await runnable.ainvoke(messages)
+    value = await runnable.first.ainvoke(messages)
+    for step in runnable.steps[1:]:
+        if isinstance(value, BaseMessage) and type(step).invoke in _PARSER_INVOKES:
+            value = step.parse_result([ChatGeneration(message=value)])
+        else:
+            value = step.invoke(value)
+    return value
+
+
+_PARSER_INVOKES = (BaseOutputParser.invoke, BaseGenerationOutputParser.invoke)
+
+
 async def invoke_structured(model: BaseChatModel, schema: type[T], messages: list[BaseMessage], ctx: Context,
                             *, what: str, runnable: Runnable | None = None) -> T:
     """Ask ``model`` for an instance of ``schema``; raise ModelCallError when it cannot deliver one.
@@ -55,7 +82,7 @@ async def invoke_structured(model: BaseChatModel, schema: type[T], messages: lis
     runnable = runnable or model.with_structured_output(schema, method=ctx.structured_output_method)
 
     async def call() -> T:
-        out = await runnable.ainvoke(messages)
+        out = await _ainvoke_parsing_inline(runnable, messages)
         if isinstance(out, schema):
             return out
         if isinstance(out, dict):

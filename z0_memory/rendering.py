@@ -43,7 +43,7 @@ def describe(hit: Hit) -> str:
     tags.append(f"confidence {hit.confidence:.2f}")
     if hit.superseded:
         tags.append("SUPERSEDED")
-    return " · ".join(escape(str(t)) for t in tags)
+    return escape(" · ".join(tags))  # one pass: the separator needs no escaping
 
 
 def render_evidence(hits: Sequence[Hit], *, limit: int | None = None, max_chars: int = 600) -> str:

@@ -8,6 +8,7 @@ no separators, quotes, whitespace or control characters, so a key can never smug
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from datetime import datetime
@@ -94,6 +95,10 @@ class MemoryKey(BaseModel):
     def parse(cls, key: str) -> MemoryKey:
         if not isinstance(key, str):
             raise InvalidKeyError(f"key must be a string like 'project:category:entity', got {type(key).__name__}")
+        return _parse_key(key) if cls is MemoryKey else cls._parse(key)
+
+    @classmethod
+    def _parse(cls, key: str) -> MemoryKey:
         parts = key.split(":")
         if len(parts) != 3:
             raise InvalidKeyError(
@@ -105,6 +110,13 @@ class MemoryKey(BaseModel):
 
     def __str__(self) -> str:
         return f"{self.project}:{self.category}:{self.entity}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse_key(key: str) -> MemoryKey:
+    """``MemoryKey.parse``, cached: keys are frozen values of their text, and the router parses every known key of
+    the project for each question (two regex passes per segment). Invalid keys raise every time (not cached)."""
+    return MemoryKey._parse(key)
 
 
 class Provenance(BaseModel):

@@ -88,37 +88,62 @@ def fuse_rounds(rounds: Sequence[Sequence[Hit]], question: str, *,
     another pass keeps the loop at one copy of each hit per round. ``limit`` returns (and copies) only the best
     ``limit`` hits.
     """
-    best: dict[str, Hit] = {}
-    fused: dict[str, float] = {}
-    found_in: dict[str, list[int]] = {}
-    for r, hits in enumerate(rounds):
-        round_weight = 1.0 if r == 0 else LATER_ROUND_WEIGHT
-        seen_this_round: set[str] = set()
-        for rank, hit in enumerate(hits, start=1):
-            if hit.id in seen_this_round:
-                continue
-            seen_this_round.add(hit.id)
-            fused[hit.id] = fused.get(hit.id, 0.0) + round_weight / (RRF_K + rank)
-            found_in.setdefault(hit.id, []).append(r + 1)
-            if hit.id not in best or hit.score > best[hit.id].score:
-                best[hit.id] = hit
-    if not best:
-        return []
-    overlap = _overlap_scorer(analyze_question(question), list(best.values()))
-    for hid, hit in best.items():
-        fused[hid] += BETA * overlap(hit) / (RRF_K + 1)
-        if weight is not None:
-            fused[hid] *= weight(hit)
-    order = sorted(best, key=lambda hid: -fused[hid])[:limit]  # stable: ties keep first appearance
-    return [
-        best[hid].model_copy(
-            update={
-                "score": fused[hid],
-                "metadata": {**best[hid].metadata, "raw_score": best[hid].score, "rounds": found_in[hid]},
-            }
-        )
-        for hid in order
-    ]
+    fused = _Fused(rounds, question, weight)
+    return [fused.copy(hid, fused.score[hid]) for hid in fused.order[:limit]]
+
+
+def fuse_and_boost(rounds: Sequence[Sequence[Hit]], question: str, *, weight: Callable[[Hit], float] | None = None,
+                   candidates: int, keep: int, spread: bool = False) -> list[Hit]:
+    """``context_boost(fuse_rounds(rounds, question, weight=weight, limit=candidates), spread=spread)[:keep]``.
+
+    The same hits and scores, but only the ``keep`` hits returned are copied: the loop re-scores twice as many
+    candidates as it keeps, and a round's copies were most of the cost of fusing it.
+    """
+    fused = _Fused(rounds, question, weight)
+    order = fused.order[:candidates]
+    scores = [fused.score[hid] for hid in order]
+    if not spread:
+        gains = _context_gains([(hid, score, conversation_position(fused.best[hid]))
+                                for hid, score in zip(order, scores, strict=True)])
+        if gains is not None:
+            boosted = [score + CONTEXT_WEIGHT * gain if gain else score for score, gain in zip(scores, gains, strict=True)]
+            ranked = sorted(range(len(order)), key=lambda i: boosted[i], reverse=True)  # stable, as context_boost
+            order, scores = [order[i] for i in ranked], [boosted[i] for i in ranked]
+    return [fused.copy(hid, score) for hid, score in zip(order[:keep], scores[:keep], strict=True)]
+
+
+class _Fused:
+    """The fused ranking of all rounds' hits: ``order`` (best first), ``score``, and each hit's best copy."""
+
+    def __init__(self, rounds: Sequence[Sequence[Hit]], question: str, weight: Callable[[Hit], float] | None) -> None:
+        best: dict[str, Hit] = {}
+        fused: dict[str, float] = {}
+        found_in: dict[str, list[int]] = {}
+        for r, hits in enumerate(rounds):
+            round_weight = 1.0 if r == 0 else LATER_ROUND_WEIGHT
+            seen_this_round: set[str] = set()
+            for rank, hit in enumerate(hits, start=1):
+                if hit.id in seen_this_round:
+                    continue
+                seen_this_round.add(hit.id)
+                fused[hit.id] = fused.get(hit.id, 0.0) + round_weight / (RRF_K + rank)
+                found_in.setdefault(hit.id, []).append(r + 1)
+                if hit.id not in best or hit.score > best[hit.id].score:
+                    best[hit.id] = hit
+        if best:
+            overlap = _overlap_scorer(analyze_question(question), list(best.values()))
+            for hid, hit in best.items():
+                fused[hid] += BETA * overlap(hit) / (RRF_K + 1)
+                if weight is not None:
+                    fused[hid] *= weight(hit)
+        self.best, self.score, self.found_in = best, fused, found_in
+        self.order = sorted(best, key=lambda hid: -fused[hid])  # stable: ties keep first appearance
+
+    def copy(self, hid: str, score: float) -> Hit:
+        hit = self.best[hid]
+        return hit.model_copy(update={
+            "score": score, "metadata": {**hit.metadata, "raw_score": hit.score, "rounds": self.found_in[hid]},
+        })
 
 
 def context_boost(hits: Sequence[Hit], *, spread: bool = False) -> list[Hit]:
@@ -135,21 +160,30 @@ def context_boost(hits: Sequence[Hit], *, spread: bool = False) -> list[Hit]:
     """
     if spread:
         return list(hits)
-    anchors = [(h.id, h.score, pos) for h in hits[:CONTEXT_ANCHORS] if (pos := conversation_position(h))]
-    if not anchors:
+    gains = _context_gains([(h.id, h.score, conversation_position(h)) for h in hits])
+    if gains is None:
         return list(hits)
+    out = [hit.model_copy(update={"score": hit.score + CONTEXT_WEIGHT * gain}) if gain else hit
+           for hit, gain in zip(hits, gains, strict=True)]
+    return sorted(out, key=lambda h: h.score, reverse=True)  # stable: ties keep their order
+
+
+def _context_gains(ranked: Sequence[tuple[str, float, tuple[str, int] | None]]) -> list[float] | None:
+    """The context gain of each (id, score, conversation position) of a ranked list; None when it has no anchor."""
+    anchors = [(hid, score, pos) for hid, score, pos in ranked[:CONTEXT_ANCHORS] if pos]
+    if not anchors:
+        return None
     reach = max(CONTEXT_DISTANCE_WEIGHTS)
-    out: list[Hit] = []
-    for hit in hits:
-        pos = conversation_position(hit)
+    out: list[float] = []
+    for hid, _, pos in ranked:
         gain = 0.0
         if pos is not None:
             for anchor_id, anchor_score, (group, order) in anchors:
                 distance = abs(pos[1] - order)
-                if anchor_id != hit.id and group == pos[0] and 0 < distance <= reach:
+                if anchor_id != hid and group == pos[0] and 0 < distance <= reach:
                     gain = max(gain, anchor_score * CONTEXT_DISTANCE_WEIGHTS[distance])
-        out.append(hit.model_copy(update={"score": hit.score + CONTEXT_WEIGHT * gain}) if gain else hit)
-    return sorted(out, key=lambda h: h.score, reverse=True)  # stable: ties keep their order
+        out.append(gain)
+    return out
 
 
 def time_weight(hit: Hit, window: TimeWindow | None) -> float:
