@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -272,18 +271,12 @@ def test_secrets_never_reach_a_candidate(text: str, secret: str) -> None:
 # --- determinism, speed, contract ---------------------------------------------------------------------------
 
 
-def test_deterministic_and_fast() -> None:
+def test_deterministic() -> None:
+    # (its speed is a benchmark's figure, not a test's: bench/extraction.py and bench/perf_graph.py print it)
     rows = load_rows()
     turns = [[user(r["text"])] for r in rows if r["role"] == "user"]
     first = [extract_candidates(t, project="p") for t in turns]
     assert first == [extract_candidates(t, project="p") for t in turns]
-    start = time.perf_counter()
-    rounds = 5
-    for _ in range(rounds):
-        for t in turns:
-            extract_candidates(t, project="p")
-    per_second = rounds * len(turns) / (time.perf_counter() - start)
-    assert per_second > 1000, per_second
 
 
 def test_keys_are_valid_and_name_recorded() -> None:
