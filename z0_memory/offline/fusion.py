@@ -103,12 +103,10 @@ def fuse_and_boost(rounds: Sequence[Sequence[Hit]], question: str, *, weight: Ca
     order = fused.order[:candidates]
     scores = [fused.score[hid] for hid in order]
     if not spread:
-        gains = _context_gains([(hid, score, conversation_position(fused.best[hid]))
-                                for hid, score in zip(order, scores, strict=True)])
-        if gains is not None:
-            boosted = [score + CONTEXT_WEIGHT * gain if gain else score for score, gain in zip(scores, gains, strict=True)]
-            ranked = sorted(range(len(order)), key=lambda i: boosted[i], reverse=True)  # stable, as context_boost
-            order, scores = [order[i] for i in ranked], [boosted[i] for i in ranked]
+        boosted = _boosted_order([(hid, score, conversation_position(fused.best[hid]))
+                                  for hid, score in zip(order, scores, strict=True)])
+        if boosted is not None:
+            order, scores = [order[i] for i, _, _ in boosted], [score for _, score, _ in boosted]
     return [fused.copy(hid, score) for hid, score in zip(order[:keep], scores[:keep], strict=True)]
 
 
@@ -160,12 +158,21 @@ def context_boost(hits: Sequence[Hit], *, spread: bool = False) -> list[Hit]:
     """
     if spread:
         return list(hits)
-    gains = _context_gains([(h.id, h.score, conversation_position(h)) for h in hits])
-    if gains is None:
+    boosted = _boosted_order([(h.id, h.score, conversation_position(h)) for h in hits])
+    if boosted is None:
         return list(hits)
-    out = [hit.model_copy(update={"score": hit.score + CONTEXT_WEIGHT * gain}) if gain else hit
-           for hit, gain in zip(hits, gains, strict=True)]
-    return sorted(out, key=lambda h: h.score, reverse=True)  # stable: ties keep their order
+    return [hits[i].model_copy(update={"score": score}) if gained else hits[i] for i, score, gained in boosted]
+
+
+def _boosted_order(ranked: Sequence[tuple[str, float, tuple[str, int] | None]]) -> list[tuple[int, float, bool]] | None:
+    """The context-boosted ranking of (id, score, conversation position) triples: (index into ``ranked``, boosted
+    score, whether it gained) best first, ties in their old order; None when no top hit is a conversation turn."""
+    gains = _context_gains(ranked)
+    if gains is None:
+        return None
+    boosted = [(i, score + CONTEXT_WEIGHT * gain if gain else score, bool(gain))
+               for i, ((_, score, _), gain) in enumerate(zip(ranked, gains, strict=True))]
+    return sorted(boosted, key=lambda item: item[1], reverse=True)  # stable: ties keep their order
 
 
 def _context_gains(ranked: Sequence[tuple[str, float, tuple[str, int] | None]]) -> list[float] | None:
