@@ -37,7 +37,7 @@ def thread_messages(turns) -> list:
     from langchain_core.messages import AIMessage, HumanMessage
 
     first = turns[0].speaker if turns else ""
-    return [(HumanMessage if t.speaker == first else AIMessage)(content=f"{t.speaker}: {t.text}") for t in turns]
+    return [(HumanMessage if t.speaker == first else AIMessage)(content=t.line) for t in turns]
 
 
 async def main(args: argparse.Namespace) -> None:

@@ -51,6 +51,7 @@ class LocomoTurn:
 
     @property
     def line(self) -> str:
+        """The turn as one line of a transcript, "Speaker: text": the content of its memory."""
         return f"{self.speaker}: {self.text}"
 
 

@@ -234,8 +234,8 @@ def locomo_scenario(item: dict[str, Any], name: str) -> Scenario:
     for t in locomo_turns(item):
         if not t.dia_id:
             continue
-        turns.append(Turn(t.dia_id, t.session, "user", f"{t.speaker}: {t.text}"))
-        memories.append(ExpectedMemory(t.dia_id, (t.dia_id,), "context", content=f"{t.speaker}: {t.text}"))
+        turns.append(Turn(t.dia_id, t.session, "user", t.line))
+        memories.append(ExpectedMemory(t.dia_id, (t.dia_id,), "context", content=t.line))
     known = {t.id for t in turns}
     questions = []
     for i, qa in enumerate(item.get("qa", [])):
