@@ -39,7 +39,7 @@ from z0_memory.schemas import (
 from z0_memory.stores.facts import mirror_id, mirror_text
 from z0_memory.stores.schema import SEMANTIC_TABLE, STATS_TABLE
 from z0_memory.stores.semantic import _COLUMNS, _record, hit_from_record, rrf_fuse, vector_literal
-from z0_memory.text import query_terms
+from z0_memory.text import or_tsquery, query_terms, tsquery_lexeme
 
 if TYPE_CHECKING:
     from z0_memory.memory import ProjectMemory
@@ -225,10 +225,6 @@ class Bm25Plan:
     pool: int | None
 
 
-def _tsquery_lexeme(lexeme: str) -> str:
-    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
-
-
 def bm25_idf(n: float, df: float) -> float:
     """Okapi BM25's inverse document frequency (the "+1" variant: never negative, even for a word in every memory)."""
     return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
@@ -247,10 +243,6 @@ def document_frequency(row: dict, pool: int) -> float:
     if row["df"] is not None:
         return float(row["df"])
     return float(min(row["n"], max(pool + 1, row["hits"] * row["n"] / row["sample_n"])))
-
-
-def _any_of(lexemes: Sequence[str]) -> str:
-    return " | ".join(_tsquery_lexeme(lex) for lex in lexemes)
 
 
 def rarest_first_branches(lexemes: Sequence[str], df: dict[str, float], weights: dict[str, float],
@@ -276,8 +268,8 @@ def rarest_first_branches(lexemes: Sequence[str], df: dict[str, float], weights:
     common = [lex for lex in lexemes if lex not in rare][:BM25_COMMON_TERMS]
     combos = [c for size in range(len(common), 0, -1) for c in itertools.combinations(common, size)]
     combos.sort(key=lambda combo: -sum(weights[lex] for lex in combo))  # stable: bigger combinations win ties
-    branches = [_any_of(rare)] if rare else []
-    branches += [" & ".join(_tsquery_lexeme(lex) for lex in combo) for combo in combos]
+    branches = [or_tsquery(rare)] if rare else []
+    branches += [" & ".join(tsquery_lexeme(lex) for lex in combo) for combo in combos]
     return branches
 
 
@@ -297,7 +289,7 @@ def bm25_plan(rows: Sequence[dict], pool: int) -> Bm25Plan | None:
     weights = {lex: bm25_idf(n, df[lex]) for lex in matched}
     avgdl = max(rows[0]["len"] / n, 1.0)
     if n <= BM25_EXACT_DOCS or sum(df[lex] for lex in matched) <= pool:
-        return Bm25Plan(avgdl, weights, [_any_of(matched)], None)
+        return Bm25Plan(avgdl, weights, [or_tsquery(matched)], None)
     return Bm25Plan(avgdl, weights, rarest_first_branches(matched, df, weights, pool), pool)
 
 

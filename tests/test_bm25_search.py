@@ -122,3 +122,16 @@ async def test_branches_stop_at_the_common_term_limit_and_escape_quotes():
     assert branches[0] == "'o''neil'"
     assert len(branches) == 1 + 2 ** recipes.BM25_COMMON_TERMS - 1
     assert all("w4" not in b and "w5" not in b for b in branches)  # the commonest only rescore
+
+
+async def test_or_tsquery_keeps_quotes_and_backslashes_inside_their_operand(memory):
+    from z0_memory.text import or_tsquery
+
+    query = or_tsquery(["o'neil", "back\\slash"])
+    assert query == "'o''neil' | 'back\\\\slash'"
+    async with memory.db.connection() as conn:
+        row = await (await conn.execute(
+            "SELECT to_tsvector('english', %s) @@ to_tsquery('english', %s) AS hit, "
+            "to_tsvector('english', 'nothing here') @@ to_tsquery('english', %s) AS miss",
+            ["Ask O'Neil about it", query, query])).fetchone()
+    assert row["hit"] and not row["miss"]

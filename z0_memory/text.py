@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from collections.abc import Sequence
 from functools import lru_cache
 
 _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -112,9 +113,14 @@ def query_terms(text: str, *, limit: int = 32) -> list[str]:
     return out
 
 
-def or_tsquery(terms: list[str]) -> str:
+def tsquery_lexeme(lexeme: str) -> str:
+    """One quoted tsquery operand: ``'it''s'`` (quotes and backslashes escaped: any text is valid query syntax)."""
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def or_tsquery(terms: Sequence[str]) -> str:
     """``'a' | 'b'`` for ``to_tsquery``: an OR query, since plainto_tsquery's AND kills recall on questions."""
-    return " | ".join(f"'{t}'" for t in terms)
+    return " | ".join(tsquery_lexeme(t) for t in terms)
 
 
 _SUFFIXES = ("ational", "iveness", "fulness", "ousness", "ization", "ingly", "ation", "ement", "ments", "ness",
