@@ -37,7 +37,7 @@ from z0_memory.schemas import (
     conversation_position,
 )
 from z0_memory.stores.facts import mirror_id, mirror_text
-from z0_memory.stores.schema import SEMANTIC_TABLE, STATS_TABLE
+from z0_memory.stores.schema import CONTEXT_TERM_WEIGHT, SEMANTIC_TABLE, STATS_TABLE
 from z0_memory.stores.semantic import _COLUMNS, _record, hit_from_record, rrf_fuse, vector_literal
 from z0_memory.text import or_tsquery, query_terms, tsquery_lexeme
 
@@ -204,13 +204,20 @@ WITH idf AS (
 ), scored AS (
     SELECT c.id, sum(i.w * t.tf * (%(k1)s::float8 + 1) / (t.tf + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * length(c.content_tsv) / %(avgdl)s::float8)))
            AS score
-    FROM cand c  -- only the query's lexemes are unnested: marked with weight A (the trigger leaves all at D), kept
-    CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf
-                        FROM unnest(ts_filter(setweight(c.content_tsv, 'A', %(lexemes)s::text[]), '{{a}}')) u) t
+    FROM cand c  -- tf: the query lexemes' content positions (weight A) count 1, their context positions (D) count
+    CROSS JOIN LATERAL (  -- less. ts_filter/setweight keep the query lexemes of each part in C; unnesting every
+        SELECT u.lexeme, cardinality(u.weights) - (1 - %(context_weight)s::float8)  -- lexeme cost 4 ms a round
+                         * cardinality(array_positions(u.weights, 'D')) AS tf  -- on LoCoMo
+        FROM unnest(setweight(ts_filter(setweight(ts_filter(c.content_tsv, '{{a}}'), 'B', %(lexemes)s::text[]),
+                                        '{{b}}'), 'A')
+                    || setweight(ts_filter(setweight(ts_filter(c.content_tsv, '{{d}}'), 'B', %(lexemes)s::text[]),
+                                           '{{b}}'), 'D')) u
+    ) t
     JOIN idf i ON i.lexeme = t.lexeme
-    GROUP BY c.id ORDER BY score DESC LIMIT %(k)s
-)
-SELECT {_CAND_COLUMNS}, scored.score FROM scored JOIN cand m USING (id) ORDER BY scored.score DESC, m.created_at DESC
+    GROUP BY c.id, c.created_at ORDER BY score DESC, c.created_at DESC, c.id LIMIT %(k)s
+)  -- equal scores: the newer memory first, then the id, so the same rows always give the same order
+SELECT {_CAND_COLUMNS}, scored.score FROM scored JOIN cand m USING (id)
+ORDER BY scored.score DESC, m.created_at DESC, m.id
 """
 
 
@@ -325,7 +332,8 @@ async def bm25_search(pm: ProjectMemory, query: str, k: int, *, include_history:
     as the one rare word that matters. Here BM25 scores (k1 = :data:`BM25_K1`, b = :data:`BM25_B`, lengths in
     distinct lexemes) come from the scope's size and total length (``z0_memory_stats``, kept by triggers: no scan),
     each query lexeme's document frequency (:func:`document_frequency`) and the term frequencies of the candidates
-    (their tsvector positions). Candidates are every OR match in a small scope (exact BM25), and at most ``pool``
+    (their tsvector positions; a position in the memory's search context counts :data:`CONTEXT_TERM_WEIGHT`).
+    Candidates are every OR match in a small scope (exact BM25), and at most ``pool``
     rows chosen rarest lexeme first in a large one (:func:`rarest_first_branches`), so a search at 100k memories
     visits hundreds of rows instead of tens of thousands. ``since`` / ``until`` keep candidates created in that
     period only (the statistics stay the scope's).
@@ -340,7 +348,7 @@ async def bm25_search(pm: ProjectMemory, query: str, k: int, *, include_history:
         rows = await (await conn.execute(_BM25_SQL, {
             **params, "lexemes": list(plan.weights), "weights": list(plan.weights.values()),
             "branches": plan.branches, "pool": plan.pool, "avgdl": plan.avgdl, "k": k, "k1": BM25_K1, "b": BM25_B,
-            "since": since, "until": until,
+            "context_weight": CONTEXT_TERM_WEIGHT, "since": since, "until": until,
         }, prepare=False)).fetchall()
     return [hit_from_record(_record(row), float(row["score"]), "keyword") for row in rows]
 

@@ -1,8 +1,9 @@
 """Semantic memory (layer 2): inferences, preferences, context, and the searchable mirror of every fact version.
 
 The table is a langchain-postgres ``PGVectorStore`` table (created by ``stores.schema``) with typed metadata
-columns, an HNSW index, and a ``content_tsv`` column that a trigger fills from ``search_text`` (the content plus
-its jieba-segmented Chinese words), indexed with GIN. Dense search goes through ``PGVectorStore`` itself (also
+columns, an HNSW index, and a ``content_tsv`` column that a trigger fills from ``search_text`` (the category and
+content, weight A) and ``search_context`` (the context, weight D), both with their Chinese words segmented by jieba,
+indexed with GIN. Dense search goes through ``PGVectorStore`` itself (also
 exposed as :attr:`SemanticStore.vectorstore` for users who want a LangChain retriever); rows are written with our
 own parameterised SQL so that a fact version and its mirror row commit in one transaction.
 
@@ -24,11 +25,11 @@ from typing import Any, Literal
 from langchain_core.embeddings import Embeddings
 
 from z0_memory.stores.database import Database
-from z0_memory.stores.schema import SEMANTIC_TABLE
+from z0_memory.stores.schema import SEMANTIC_TABLE, search_columns
 from z0_memory.stores.scope import Scope
 from z0_memory.errors import InvalidKeyError
 from z0_memory.schemas import Hit, MemoryKind, MemoryRecord, reject_nul, validate_segment
-from z0_memory.text import or_tsquery, query_terms, search_text
+from z0_memory.text import or_tsquery, query_terms
 
 RRF_K = 60
 _KINDS = {"fact", "decision", "preference", "context"}
@@ -85,10 +86,11 @@ def vector_literal(embedding: Sequence[float]) -> str:
 
 INSERT_SQL = (
     f"INSERT INTO {SEMANTIC_TABLE} (id, content, embedding, content_tsv, project, user_id, category, kind, "
-    "confidence, created_at, superseded_at, fact_key, fact_version, source_ids, search_text, context, metadata) "
+    "confidence, created_at, superseded_at, fact_key, fact_version, source_ids, search_text, search_context, context, "
+    "metadata) "
     "VALUES (%(id)s, %(content)s, %(embedding)s::vector, ''::tsvector, %(project)s, %(user_id)s, %(category)s, "
     "%(kind)s, %(confidence)s, %(created_at)s, %(superseded_at)s, %(fact_key)s, %(fact_version)s, "
-    "%(source_ids)s, %(search_text)s, %(context)s, %(metadata)s::json)"
+    "%(source_ids)s, %(search_text)s, %(search_context)s, %(context)s, %(metadata)s::json)"
 )
 
 
@@ -110,8 +112,7 @@ def row_params(
         "fact_key": fact_key,
         "fact_version": fact_version,
         "source_ids": json.dumps(list(memory.source_ids)),
-        "search_text": search_text(
-            f"{memory.category.replace('_', ' ')} {indexed_text(memory.content, memory.context)}"),
+        **search_columns(memory.category, memory.content, memory.context),
         "context": memory.context or None,
         "metadata": json.dumps(memory.metadata, default=str),
     }
@@ -279,7 +280,10 @@ class SemanticStore:
 
     async def keyword_search(self, query: str, k: int = 10, *, include_superseded: bool = False,
                              category: str | None = None) -> list[Hit]:
-        """Full-text search (English stemming + segmented Chinese), any query term may match."""
+        """Full-text search (English stemming + segmented Chinese), any query term may match, ranked by
+        ``ts_rank_cd``. Context terms count as much as content terms here: ``ts_rank_cd`` has no inverse document
+        frequency, so discounting them would let one common word of a memory's content outrank the rare words of
+        another's context. The retrieval loop's BM25 (``recipes.bm25_search``) has it, and discounts them."""
         if category is not None:
             validate_segment(category, "category")
         async with self.db.connection() as conn:
@@ -292,7 +296,7 @@ class SemanticStore:
         if not terms:
             return []
         rows = await (await conn.execute(
-            f"SELECT {_COLUMNS}, ts_rank_cd(content_tsv, q, 1) AS rank "
+            f"SELECT {_COLUMNS}, ts_rank_cd('{{1, 1, 1, 1}}', content_tsv, q, 1) AS rank "
             f"FROM {SEMANTIC_TABLE}, to_tsquery('english', %(q)s) AS q "
             "WHERE content_tsv @@ q AND project = %(project)s AND user_id = %(user_id)s "
             "AND (%(all)s OR superseded_at IS NULL) AND (%(category)s::text IS NULL OR category = %(category)s) "

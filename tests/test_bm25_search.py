@@ -20,7 +20,8 @@ from z0_memory.stores.semantic import _COLUMNS, INSERT_SQL, NewMemory, row_param
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 # The statement bm25_search ran before per-scope statistics (commit 6a36b40), with a pool larger than any test
-# scope: exact BM25 over every OR match, the reference the new search must reproduce on small scopes.
+# scope: exact BM25 over every OR match, the reference the new search must reproduce on small scopes (equal scores
+# ordered as bm25_search orders them: newer first, then by id).
 PREVIOUS_BM25_SQL = f"""
 WITH lex AS (
     SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %(text)s))
@@ -33,7 +34,7 @@ WITH lex AS (
         SELECT count(*)::float8 AS df FROM {SEMANTIC_TABLE}
         WHERE {recipes._SCOPE_SQL} AND content_tsv @@ quote_literal(l.lexeme)::tsquery) d
 ), cand AS (
-    SELECT id, content_tsv FROM {SEMANTIC_TABLE}, to_tsquery('english', %(q)s) AS q
+    SELECT id, created_at, content_tsv FROM {SEMANTIC_TABLE}, to_tsquery('english', %(q)s) AS q
     WHERE content_tsv @@ q AND {recipes._SCOPE_SQL} ORDER BY ts_rank_cd(content_tsv, q, 1) DESC LIMIT 100000
 ), scored AS (
     SELECT c.id, sum(i.w * t.tf * (%(k1)s::float8 + 1) / (t.tf + %(k1)s::float8 * (1 - %(b)s::float8
@@ -42,10 +43,10 @@ WITH lex AS (
     CROSS JOIN LATERAL (SELECT u.lexeme, coalesce(array_length(u.positions, 1), 1)::float8 AS tf
                         FROM unnest(c.content_tsv) u) t
     JOIN idf i ON i.lexeme = t.lexeme
-    GROUP BY c.id ORDER BY score DESC LIMIT %(k)s
+    GROUP BY c.id, c.created_at ORDER BY score DESC, c.created_at DESC, c.id LIMIT %(k)s
 )
 SELECT {_COLUMNS}, scored.score FROM scored JOIN {SEMANTIC_TABLE} m USING (id)
-ORDER BY scored.score DESC, m.created_at DESC
+ORDER BY scored.score DESC, m.created_at DESC, m.id
 """
 
 async def previous_bm25(pm, query: str, k: int, *, include_history: bool = False) -> list[tuple[str, float]]:

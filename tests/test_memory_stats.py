@@ -94,8 +94,8 @@ async def test_stats_follow_a_text_edit_and_a_multi_scope_statement(memory):
 
 async def test_migration_from_version_3_backfills_the_stats(fresh_database, monkeypatch):  # noqa: F811
     ctx = Context(project="acme", database_url=fresh_database, embedding_model="hash")
-    # a database at version 3, plus the column today's insert writes (migration 6: search context)
-    monkeypatch.setattr(schema, "MIGRATIONS", (*schema.MIGRATIONS[:3], schema.MIGRATIONS[5]))
+    # a database at version 3, plus the columns today's insert writes (migrations 6 and 7: search context)
+    monkeypatch.setattr(schema, "MIGRATIONS", (*schema.MIGRATIONS[:3], *schema.MIGRATIONS[5:7]))
     async with Z0Memory(ctx) as old:
         acme = old.scope()
         ids = await acme.semantic.add_many([NewMemory(t) for t in sentences(9)])
