@@ -22,8 +22,10 @@ in the top 5 / 10 / 20 is measured for:
 
 It also reports the loop's mean rounds and p50/p95 latency per question, and the p50 of one round (query embedding
 plus one hybrid search). ``--json`` prints the same figures as one JSON object on the last line. The database is an
-embedded server under a temporary folder in /tmp (``--data-dir`` to choose it), or ``DATABASE_URL`` when set; the
-rows a run imports are deleted when its conversation is done.
+embedded server under a temporary folder in /tmp (``--data-dir`` to choose it), or ``DATABASE_URL`` when set. Each
+conversation goes to the project ``z0-bench-locomo-<name>``, emptied first (an interrupted run may have left rows
+there) and again when its questions are done. Row ids are derived from the project and the turn (uuid5), and the
+searches order equal scores by date then id, so two runs of the same code on the same data give the same figures.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ KS = (5, 10, 20)
 DEPTH = max(KS)
 DEFAULT_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo-dev"
 _DIA_RE = re.compile(r"D\d+:\d+")
+ID_NAMESPACE = uuid.UUID("5f0c2a6e-7d1b-4c3e-9a8f-0b6d2e4f1a37")
 
 
 def load_conversations(folder: Path) -> Iterator[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
@@ -113,9 +116,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             if args.limit_conversations is not None and conversations >= args.limit_conversations:
                 break
             conversations += 1
-            project = f"locomo-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}-{uuid.uuid4().hex[:8]}"
+            project = f"z0-bench-locomo-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}"
             pm = memory.scope(project)
+            await pm.forget_everything()  # what an interrupted run left behind
             rows = locomo_memories(conv)
+            for i, row in enumerate(rows):  # ids derived from the turns: equal scores fall the same way every run
+                row.id = str(uuid.uuid5(ID_NAMESPACE, f"{project}/{i}/{row.metadata['dia_id']}"))
             t_ingest = time.perf_counter()
             ids = await pm.semantic.add_many(rows, batch_size=128)
             ingest_s += time.perf_counter() - t_ingest
@@ -154,7 +160,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                         recalls[method][CATEGORIES[category]].append(scores)
                         recalls[method]["overall"].append(scores)
             finally:
-                await pm.semantic.delete(ids)
+                await pm.forget_everything()
     table: dict[str, dict[str, dict[str, float]]] = {}
     for method in METHODS:
         table[method] = {}
