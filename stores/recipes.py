@@ -114,9 +114,12 @@ async def kv_prefix(pm: ProjectMemory, req: SearchRequest) -> list[Hit]:
     return [fact_hit(pm, f, 0.8 if f.is_current else 0.7, "kv_prefix") for f in facts][: req.k]
 
 
+# The distance is computed once and ordered by its name (still the HNSW index's ``embedding <=> vector`` order): a
+# score of ``1 - distance`` in the select list beside ``ORDER BY embedding <=> vector`` made Postgres compute every
+# distance twice, de-TOASTing each 512-dim vector twice (6.4 instead of 8.4 ms for 50 of 419 turns).
 _DENSE_SQL = f"""
-SELECT {_COLUMNS}, 1 - (embedding <=> %(v)s::vector) AS score FROM {SEMANTIC_TABLE}
-WHERE {_SCOPE_SQL} AND {_PERIOD_SQL} ORDER BY embedding <=> %(v)s::vector LIMIT %(k)s
+SELECT {_COLUMNS}, embedding <=> %(v)s::vector AS distance FROM {SEMANTIC_TABLE}
+WHERE {_SCOPE_SQL} AND {_PERIOD_SQL} ORDER BY distance LIMIT %(k)s
 """
 
 
@@ -135,7 +138,7 @@ async def dense_search(pm: ProjectMemory, query: str, k: int, *, include_history
               "since": since, "until": until}
     async with pm.semantic.db.connection() as conn:
         rows = await (await conn.execute(_DENSE_SQL, params, prepare=False)).fetchall()
-    return [hit_from_record(_record(row), float(row["score"]), "semantic") for row in rows]
+    return [hit_from_record(_record(row), 1.0 - float(row["distance"]), "semantic") for row in rows]
 
 
 async def hybrid_search(pm: ProjectMemory, query: str, k: int, *, include_history: bool = False,
@@ -189,9 +192,7 @@ FROM est e CROSS JOIN s
 """
 
 _BM25_SQL = f"""
-WITH idf AS (
-    SELECT * FROM unnest(%(lexemes)s::text[], %(weights)s::float8[]) AS i(lexeme, w)
-), cand AS MATERIALIZED (  -- the candidates' rows are read once, here: no second lookup for the winners
+WITH cand AS MATERIALIZED (  -- the candidates' rows are read once, here
     SELECT DISTINCT ON (c.id) c.* FROM (
         SELECT m.* FROM unnest(%(branches)s::tsquery[]) AS b(q)
         CROSS JOIN LATERAL (
@@ -201,23 +202,23 @@ WITH idf AS (
              -- the planner pick a seq scan betting on finding the rows early, ruinous for a rare branch
         LIMIT %(pool)s
     ) c
-), scored AS (
-    SELECT c.id, sum(i.w * t.tf * (%(k1)s::float8 + 1) / (t.tf + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * length(c.content_tsv) / %(avgdl)s::float8)))
+)
+SELECT {_CAND_COLUMNS}, s.score FROM cand m
+CROSS JOIN LATERAL (  -- one score per candidate, computed beside its row: no grouping, no join back to the rows
+    SELECT sum((%(weights)s::float8[])[array_position(%(lexemes)s::text[], t.lexeme)] * t.tf * (%(k1)s::float8 + 1)
+               / (t.tf + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * length(m.content_tsv) / %(avgdl)s::float8)))
            AS score
-    FROM cand c  -- tf: the query lexemes' content positions (weight A) count 1, their context positions (D) count
-    CROSS JOIN LATERAL (  -- less. ts_filter/setweight keep the query lexemes of each part in C; unnesting every
-        SELECT u.lexeme, cardinality(u.weights) - (1 - %(context_weight)s::float8)  -- lexeme cost 4 ms a round
-                         * cardinality(array_positions(u.weights, 'D')) AS tf  -- on LoCoMo
-        FROM unnest(setweight(ts_filter(setweight(ts_filter(c.content_tsv, '{{a}}'), 'B', %(lexemes)s::text[]),
+    FROM (  -- tf: the query lexemes' content positions (weight A) count 1, their context positions (D) count less.
+        SELECT u.lexeme, cardinality(u.weights) - (1 - %(context_weight)s::float8)  -- ts_filter/setweight keep the
+                         * cardinality(array_positions(u.weights, 'D')) AS tf  -- query lexemes of each part in C
+        FROM unnest(setweight(ts_filter(setweight(ts_filter(m.content_tsv, '{{a}}'), 'B', %(lexemes)s::text[]),
                                         '{{b}}'), 'A')
-                    || setweight(ts_filter(setweight(ts_filter(c.content_tsv, '{{d}}'), 'B', %(lexemes)s::text[]),
+                    || setweight(ts_filter(setweight(ts_filter(m.content_tsv, '{{d}}'), 'B', %(lexemes)s::text[]),
                                            '{{b}}'), 'D')) u
     ) t
-    JOIN idf i ON i.lexeme = t.lexeme
-    GROUP BY c.id, c.created_at ORDER BY score DESC, c.created_at DESC, c.id LIMIT %(k)s
-)  -- equal scores: the newer memory first, then the id, so the same rows always give the same order
-SELECT {_CAND_COLUMNS}, scored.score FROM scored JOIN cand m USING (id)
-ORDER BY scored.score DESC, m.created_at DESC, m.id
+) s
+WHERE s.score IS NOT NULL
+ORDER BY s.score DESC, m.created_at DESC, m.id LIMIT %(k)s  -- equal scores: the newer memory first, then the id
 """
 
 

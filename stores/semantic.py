@@ -16,22 +16,31 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+import psycopg
 from langchain_core.embeddings import Embeddings
 
 from z0_memory.stores.database import Database
 from z0_memory.stores.schema import SEMANTIC_TABLE, search_columns
 from z0_memory.stores.scope import Scope
-from z0_memory.errors import InvalidKeyError
+from z0_memory.errors import DatabaseError, InvalidKeyError
 from z0_memory.schemas import Hit, MemoryKind, MemoryRecord, reject_nul, validate_segment
 from z0_memory.text import or_tsquery, query_terms
 
+log = logging.getLogger(__name__)
+
 RRF_K = 60
+# A bulk add of more than ANALYZE_MIN_ROWS + ANALYZE_SHARE x the rows the table had at its last ANALYZE refreshes the
+# planner's statistics at once (PostgreSQL's autovacuum_analyze_threshold / _scale_factor defaults, which autovacuum
+# applies only at its next wake-up, a minute or more later).
+ANALYZE_MIN_ROWS = 50
+ANALYZE_SHARE = 0.1
 _KINDS = {"fact", "decision", "preference", "context"}
 _COLUMN_NAMES = (
     "id", "content", "project", "user_id", "category", "kind", "confidence", "created_at", "superseded_at",
@@ -199,7 +208,31 @@ class SemanticStore:
                     next_vectors.cancel()
                 raise
             ids.extend(r["id"] for r in rows)
+        if ids:
+            await self._refresh_statistics(len(ids))
         return ids
+
+    async def _refresh_statistics(self, added: int) -> None:
+        """``ANALYZE`` the table after a bulk add that outgrew its planner statistics.
+
+        Without statistics (a table never analyzed, or one that just grew several-fold: an imported conversation
+        queried right away) the planner estimates one row per scope and picks plans for that: full-text counts that
+        filter the scope row by row instead of using GIN, nested-loop joins over materialized candidates. On a
+        fresh 419-turn LoCoMo conversation the BM25 plan statement took 8.5 ms before ``ANALYZE`` and 2.7 ms after.
+        ``SKIP_LOCKED``: while a VACUUM or ANALYZE of the table runs, this one is skipped rather than waited for. The
+        rows are already committed: a failed ``ANALYZE`` (a role that does not own the table, a server that went away)
+        is logged and leaves the statistics to autovacuum.
+        """
+        try:
+            async with self.db.connection() as conn:
+                row = await (await conn.execute(
+                    "SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [SEMANTIC_TABLE])).fetchone()
+                analyzed = max(0.0, float(row["reltuples"])) if row else 0.0
+                if added > ANALYZE_MIN_ROWS + ANALYZE_SHARE * analyzed:
+                    await conn.execute(f"ANALYZE (SKIP_LOCKED) {SEMANTIC_TABLE}")
+        except (psycopg.Error, DatabaseError) as exc:
+            log.warning("could not refresh the statistics of %s after adding %d rows (%s); autovacuum will",
+                        SEMANTIC_TABLE, added, exc)
 
     async def _embed(self, batch: Sequence[NewMemory]) -> list[list[float]]:
         return await self.embeddings.aembed_documents([indexed_text(m.content, m.context) for m in batch])

@@ -121,3 +121,52 @@ async def test_bad_context_is_refused(memory, context, error):
     with pytest.raises(error, match="context"):
         await acme.semantic.add_many([NewMemory("fine memory", context=context)])
     assert await acme.semantic.count() == 0
+
+
+async def test_loop_dense_search_has_the_rows_and_scores_of_pgvectorstore(memory):
+    from z0_memory.stores.recipes import dense_search
+
+    acme, _ = await seeded(memory)
+    await acme.semantic.add_many([NewMemory(f"Note {i}: the team met on day {i} to plan sprint {i % 4}")
+                                  for i in range(40)])
+    for query in ("where is the service hosted?", "sprint planning meeting", "谁喜欢用 pnpm"):
+        ours = await dense_search(acme, query, 10)
+        theirs = await acme.semantic.search(query, 10)
+        assert [h.id for h in ours] == [h.id for h in theirs]
+        assert [h.score for h in ours] == pytest.approx([h.score for h in theirs], abs=1e-6)
+        assert all(a.score >= b.score for a, b in zip(ours, ours[1:]))
+
+
+async def _planner_rows(memory) -> float:
+    async with memory.db.connection() as conn:
+        row = await (await conn.execute("SELECT reltuples FROM pg_class WHERE oid = 'z0_memories'::regclass")).fetchone()
+    return row["reltuples"]
+
+
+def _batch(n: int, start: int = 0) -> list[NewMemory]:
+    return [NewMemory(f"Imported turn {i}: we talked about topic {i % 9}") for i in range(start, start + n)]
+
+
+async def test_a_bulk_add_refreshes_the_planner_statistics_at_once(memory):
+    """Imported and queried at once: the planner must not plan the queries for an empty table."""
+    from z0_memory.stores.semantic import ANALYZE_MIN_ROWS
+
+    acme = memory.scope("acme")
+    assert await _planner_rows(memory) < 0  # a new (truncated) table was never analyzed
+    await acme.semantic.add_many(_batch(ANALYZE_MIN_ROWS + 1))
+    assert await _planner_rows(memory) == ANALYZE_MIN_ROWS + 1
+    await acme.semantic.add_many(_batch(3, start=100))  # small next to what the statistics know: autovacuum's job
+    assert await _planner_rows(memory) == ANALYZE_MIN_ROWS + 1
+    assert await acme.semantic.count() == ANALYZE_MIN_ROWS + 4
+
+
+async def test_a_bulk_add_does_not_wait_for_a_table_another_session_is_analyzing(memory):
+    import asyncio
+
+    acme = memory.scope("acme")
+    async with memory.db.connection() as other, other.transaction():
+        # what a running VACUUM or ANALYZE holds; inserts go on, a second ANALYZE would wait for it
+        await other.execute("LOCK TABLE z0_memories IN SHARE UPDATE EXCLUSIVE MODE")
+        ids = await asyncio.wait_for(acme.semantic.add_many(_batch(80)), timeout=60)
+    assert len(ids) == 80 and await acme.semantic.count() == 80
+    assert await _planner_rows(memory) < 0  # skipped, not waited for
