@@ -56,6 +56,11 @@ BM25_SAMPLE_SCAN = 20_000  # at most this many table rows read by the sample (ot
 BM25_SAMPLE_MIN = 200  # fewer sampled scope rows than this: no estimate, common lexemes get the cap
 BM25_SAMPLE_SEED = 0  # REPEATABLE seed: the same table gives the same sample, so rankings are reproducible
 BM25_COMMON_TERMS = 4  # common lexemes combined into candidate branches (2^4 - 1 combinations at most)
+# In exact BM25, a lexeme found in more than this share of the scope (IDF < 0.11: a speaker's name, which every
+# imported turn's context carries) does not select candidates: a memory that matches nothing else scores next to
+# nothing and is scored only when it could still rank among the best k (``Bm25Plan.rest_bound``). Scoring every
+# such memory was most of a search: on LoCoMo the whole conversation, for any question that names a speaker.
+BM25_SELECTIVE_SHARE = 0.9
 HYBRID_DEPTH = 50
 HYBRID_RRF_K = 20
 KEYWORD_WEIGHT = 1.0
@@ -191,6 +196,21 @@ SELECT e.lexeme, s.n, s.len, e.sample_n, e.hits,
 FROM est e CROSS JOIN s
 """
 
+# One candidate's BM25 score (``m``: a row with ``content_tsv``), beside its row: no grouping, no join back. tf: the
+# query lexemes' content positions (weight A) count 1, their context positions (D) count less; ts_filter/setweight
+# keep the query lexemes of each part in C (unnesting every lexeme cost 4 ms a LoCoMo round).
+_BM25_SCORE = """CROSS JOIN LATERAL (
+    SELECT sum((%(weights)s::float8[])[array_position(%(lexemes)s::text[], t.lexeme)] * t.tf * (%(k1)s::float8 + 1)
+               / (t.tf + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * length(m.content_tsv) / %(avgdl)s::float8)))
+           AS score
+    FROM (
+        SELECT u.lexeme, cardinality(u.weights) - (1 - %(context_weight)s::float8)
+                         * cardinality(array_positions(u.weights, 'D')) AS tf
+        FROM unnest(setweight(ts_filter(setweight(ts_filter(m.content_tsv, '{a}'), 'B', %(lexemes)s::text[]), '{b}'), 'A')
+                    || setweight(ts_filter(setweight(ts_filter(m.content_tsv, '{d}'), 'B', %(lexemes)s::text[]), '{b}'), 'D')) u
+    ) t
+) s"""
+_BM25_ORDER = "s.score DESC, m.created_at DESC, m.id"  # equal scores: the newer memory first, then the id
 _BM25_SQL = f"""
 WITH cand AS MATERIALIZED (  -- the candidates' rows are read once, here
     SELECT DISTINCT ON (c.id) c.* FROM (
@@ -202,35 +222,38 @@ WITH cand AS MATERIALIZED (  -- the candidates' rows are read once, here
              -- the planner pick a seq scan betting on finding the rows early, ruinous for a rare branch
         LIMIT %(pool)s
     ) c
+), best AS MATERIALIZED (
+    SELECT m.*, s.score FROM cand m {_BM25_SCORE}
+    WHERE s.score IS NOT NULL ORDER BY {_BM25_ORDER} LIMIT %(k)s
+), rest AS MATERIALIZED (  -- the memories only universal lexemes match, read only when one of them could still
+    SELECT {_COLUMNS}, content_tsv FROM {SEMANTIC_TABLE} r  -- rank among the best k (a one-time filter)
+    WHERE (SELECT count(*) < %(k)s OR min(score) <= %(rest_bound)s FROM best)
+      AND {_SCOPE_SQL} AND {_PERIOD_SQL} AND content_tsv @@ %(rest)s::tsquery
+      AND NOT EXISTS (SELECT 1 FROM cand c WHERE c.id = r.id)
 )
-SELECT {_CAND_COLUMNS}, s.score FROM cand m
-CROSS JOIN LATERAL (  -- one score per candidate, computed beside its row: no grouping, no join back to the rows
-    SELECT sum((%(weights)s::float8[])[array_position(%(lexemes)s::text[], t.lexeme)] * t.tf * (%(k1)s::float8 + 1)
-               / (t.tf + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * length(m.content_tsv) / %(avgdl)s::float8)))
-           AS score
-    FROM (  -- tf: the query lexemes' content positions (weight A) count 1, their context positions (D) count less.
-        SELECT u.lexeme, cardinality(u.weights) - (1 - %(context_weight)s::float8)  -- ts_filter/setweight keep the
-                         * cardinality(array_positions(u.weights, 'D')) AS tf  -- query lexemes of each part in C
-        FROM unnest(setweight(ts_filter(setweight(ts_filter(m.content_tsv, '{{a}}'), 'B', %(lexemes)s::text[]),
-                                        '{{b}}'), 'A')
-                    || setweight(ts_filter(setweight(ts_filter(m.content_tsv, '{{d}}'), 'B', %(lexemes)s::text[]),
-                                           '{{b}}'), 'D')) u
-    ) t
-) s
-WHERE s.score IS NOT NULL
-ORDER BY s.score DESC, m.created_at DESC, m.id LIMIT %(k)s  -- equal scores: the newer memory first, then the id
+SELECT {_CAND_COLUMNS}, m.score FROM (
+    SELECT * FROM best
+    UNION ALL
+    SELECT m.*, s.score FROM rest m {_BM25_SCORE} WHERE s.score IS NOT NULL
+) m
+ORDER BY m.score DESC, m.created_at DESC, m.id LIMIT %(k)s
 """
 
 
 @dataclass(frozen=True)
 class Bm25Plan:
     """What the scoring statement needs: the scope's mean length, each query lexeme's IDF, the candidate branches
-    (tsqueries, in the order their matches fill the pool) and the pool size (``None``: every match is scored)."""
+    (tsqueries, in the order their matches fill the pool), the pool size (``None``: every match is scored), and in
+    exact BM25 the lexemes that select no candidates (:data:`BM25_SELECTIVE_SHARE`) as one tsquery: their other
+    matches are scored only when one could reach the top k, that is when the k-th best score is at most
+    ``rest_bound``, the most such a memory can score (each lexeme's weight times ``k1 + 1``, BM25's limit)."""
 
     avgdl: float
     weights: dict[str, float]
     branches: list[str]
     pool: int | None
+    rest: str | None = None
+    rest_bound: float = 0.0
 
 
 def bm25_idf(n: float, df: float) -> float:
@@ -284,8 +307,9 @@ def rarest_first_branches(lexemes: Sequence[str], df: dict[str, float], weights:
 def bm25_plan(rows: Sequence[dict], pool: int) -> Bm25Plan | None:
     """Turn the plan statement's rows (one per query lexeme) into weights and candidate branches.
 
-    Exact BM25 (every OR match scored, exact document frequencies) when the scope has at most
-    :data:`BM25_EXACT_DOCS` memories or all matches fit in the pool; :func:`rarest_first_branches` otherwise.
+    Exact BM25 (every OR match scored when it can reach the top k; exact document frequencies) when the scope has
+    at most :data:`BM25_EXACT_DOCS` memories or all matches fit in the pool; :func:`rarest_first_branches`
+    otherwise.
     """
     if not rows or not rows[0]["n"]:
         return None
@@ -297,7 +321,10 @@ def bm25_plan(rows: Sequence[dict], pool: int) -> Bm25Plan | None:
     weights = {lex: bm25_idf(n, df[lex]) for lex in matched}
     avgdl = max(rows[0]["len"] / n, 1.0)
     if n <= BM25_EXACT_DOCS or sum(df[lex] for lex in matched) <= pool:
-        return Bm25Plan(avgdl, weights, [or_tsquery(matched)], None)
+        selective = [lex for lex in matched if df[lex] <= BM25_SELECTIVE_SHARE * n] or matched
+        universal = [lex for lex in matched if lex not in selective]
+        return Bm25Plan(avgdl, weights, [or_tsquery(selective)], None, or_tsquery(universal) if universal else None,
+                        (BM25_K1 + 1) * sum(weights[lex] for lex in universal))
     return Bm25Plan(avgdl, weights, rarest_first_branches(matched, df, weights, pool), pool)
 
 
@@ -334,7 +361,8 @@ async def bm25_search(pm: ProjectMemory, query: str, k: int, *, include_history:
     distinct lexemes) come from the scope's size and total length (``z0_memory_stats``, kept by triggers: no scan),
     each query lexeme's document frequency (:func:`document_frequency`) and the term frequencies of the candidates
     (their tsvector positions; a position in the memory's search context counts :data:`CONTEXT_TERM_WEIGHT`).
-    Candidates are every OR match in a small scope (exact BM25), and at most ``pool``
+    Candidates are every OR match in a small scope (exact BM25; a memory matched only by lexemes nearly every memory
+    has is scored only when it could reach the top k: :data:`BM25_SELECTIVE_SHARE`), and at most ``pool``
     rows chosen rarest lexeme first in a large one (:func:`rarest_first_branches`), so a search at 100k memories
     visits hundreds of rows instead of tens of thousands. ``since`` / ``until`` keep candidates created in that
     period only (the statistics stay the scope's).
@@ -346,12 +374,18 @@ async def bm25_search(pm: ProjectMemory, query: str, k: int, *, include_history:
         plan = await _bm25_plan(conn, params)
         if plan is None:
             return []
-        rows = await (await conn.execute(_BM25_SQL, {
-            **params, "lexemes": list(plan.weights), "weights": list(plan.weights.values()),
-            "branches": plan.branches, "pool": plan.pool, "avgdl": plan.avgdl, "k": k, "k1": BM25_K1, "b": BM25_B,
-            "context_weight": CONTEXT_TERM_WEIGHT, "since": since, "until": until,
-        }, prepare=False)).fetchall()
+        rows = await (await conn.execute(_BM25_SQL, bm25_statement_params(params, plan, k, since, until),
+                                         prepare=False)).fetchall()
     return [hit_from_record(_record(row), float(row["score"]), "keyword") for row in rows]
+
+
+def bm25_statement_params(params: dict, plan: Bm25Plan, k: int, since: datetime | None = None,
+                          until: datetime | None = None) -> dict:
+    """The scoring statement's parameters: the scope's (``_bm25_params``) and the plan's."""
+    return {**params, "lexemes": list(plan.weights), "weights": list(plan.weights.values()),
+            "branches": plan.branches, "pool": plan.pool, "avgdl": plan.avgdl, "k": k, "k1": BM25_K1, "b": BM25_B,
+            "context_weight": CONTEXT_TERM_WEIGHT, "since": since, "until": until, "rest": plan.rest,
+            "rest_bound": plan.rest_bound}
 
 
 async def keyword(pm: ProjectMemory, req: SearchRequest) -> list[Hit]:

@@ -136,3 +136,39 @@ async def test_or_tsquery_keeps_quotes_and_backslashes_inside_their_operand(memo
             "to_tsvector('english', 'nothing here') @@ to_tsquery('english', %s) AS miss",
             ["Ask O'Neil about it", query, query])).fetchone()
     assert row["hit"] and not row["miss"]
+
+
+async def test_lexemes_in_nearly_every_memory_score_but_select_no_candidates():
+    plan = bm25_plan([_plan_row("carolin", 690, n=700), _plan_row("research", 4, n=700)], pool=500)
+    assert plan.branches == ["'research'"] and set(plan.weights) == {"carolin", "research"}
+    assert plan.rest == "'carolin'" and plan.rest_bound == pytest.approx((recipes.BM25_K1 + 1) * plan.weights["carolin"])
+    alone = bm25_plan([_plan_row("carolin", 690, n=700)], pool=500)
+    assert alone.branches == ["'carolin'"] and alone.rest is None  # nothing else to select by
+    assert bm25_plan([_plan_row("research", 4, n=700)], pool=500).rest is None
+
+
+async def _scoring_plan(pm, query: str, k: int) -> str:
+    params = recipes._bm25_params(pm, query, False, recipes.BM25_POOL)
+    async with pm.semantic.db.connection() as conn:
+        plan = await recipes._bm25_plan(conn, params)
+        rows = await (await conn.execute("EXPLAIN (ANALYZE, COSTS OFF) " + recipes._BM25_SQL,
+                                         recipes.bm25_statement_params(params, plan, k), prepare=False)).fetchall()
+    return "\n".join(r["QUERY PLAN"] for r in rows)
+
+
+async def test_memories_matching_only_a_universal_word_are_scored_only_when_they_can_rank(memory):
+    pm = memory.scope("acme")
+    await pm.semantic.add_many([NewMemory(f"Caroline: {t}") for t in sentences(40)]
+                               + [NewMemory("Caroline: I researched adoption agencies last week"),
+                                  NewMemory("Melanie: my research on pottery glazes is done")])
+    query = "what did Caroline research"
+    exact = await previous_bm25(pm, query, 100)
+    assert len(exact) == 42
+    for k in (1, 2, 5, 42, 100):  # the same ranking as exact BM25 at every depth
+        assert [(h.id, h.score) for h in await bm25_search(pm, query, k)] == [
+            (i, pytest.approx(s)) for i, s in exact[:k]]
+    # two memories say "research": the best two need no look at the 40 that only name Caroline, the best five do
+    rest_scan = [line for line in (await _scoring_plan(pm, query, 2)).splitlines() if " on z0_memories r" in line]
+    assert rest_scan and all("never executed" in line for line in rest_scan)
+    rest_scan = [line for line in (await _scoring_plan(pm, query, 5)).splitlines() if " on z0_memories r" in line]
+    assert rest_scan and not any("never executed" in line for line in rest_scan)
