@@ -210,7 +210,8 @@ _BM25_SCORE = """CROSS JOIN LATERAL (
                     || setweight(ts_filter(setweight(ts_filter(m.content_tsv, '{d}'), 'B', %(lexemes)s::text[]), '{b}'), 'D')) u
     ) t
 ) s"""
-_BM25_ORDER = "s.score DESC, m.created_at DESC, m.id"  # equal scores: the newer memory first, then the id
+# Both the best k and the final list, by their output columns. Equal scores: the newer memory first, then the id.
+_BM25_ORDER = "score DESC, created_at DESC, id"
 _BM25_SQL = f"""
 WITH cand AS MATERIALIZED (  -- the candidates' rows are read once, here
     SELECT DISTINCT ON (c.id) c.* FROM (
@@ -236,7 +237,7 @@ SELECT {_CAND_COLUMNS}, m.score FROM (
     UNION ALL
     SELECT m.*, s.score FROM rest m {_BM25_SCORE} WHERE s.score IS NOT NULL
 ) m
-ORDER BY m.score DESC, m.created_at DESC, m.id LIMIT %(k)s
+ORDER BY {_BM25_ORDER} LIMIT %(k)s
 """
 
 

@@ -208,7 +208,7 @@ class SemanticStore:
                     next_vectors.cancel()
                 raise
             ids.extend(r["id"] for r in rows)
-        if ids:
+        if len(ids) > ANALYZE_MIN_ROWS:  # below it no table qualifies: single adds pay no statistics query
             await self._refresh_statistics(len(ids))
         return ids
 
