@@ -36,9 +36,11 @@ from z0_memory.schemas import (
     Hit,
     conversation_position,
 )
+from z0_memory.stores.database import statement
 from z0_memory.stores.facts import mirror_id, mirror_text
 from z0_memory.stores.schema import CONTEXT_TERM_WEIGHT, SEMANTIC_TABLE, STATS_TABLE
-from z0_memory.stores.semantic import _COLUMNS, _record, hit_from_record, rrf_fuse, vector_literal
+from z0_memory.stores.semantic import _COLUMNS, _record, hit_from_record, rrf_ranking
+from z0_memory.stores.vectors import VectorParam
 from z0_memory.text import or_tsquery, query_terms, tsquery_lexeme
 
 if TYPE_CHECKING:
@@ -122,10 +124,11 @@ async def kv_prefix(pm: ProjectMemory, req: SearchRequest) -> list[Hit]:
 # The distance is computed once and ordered by its name (still the HNSW index's ``embedding <=> vector`` order): a
 # score of ``1 - distance`` in the select list beside ``ORDER BY embedding <=> vector`` made Postgres compute every
 # distance twice, de-TOASTing each 512-dim vector twice (6.4 instead of 8.4 ms for 50 of 419 turns).
-_DENSE_SQL = f"""
-SELECT {_COLUMNS}, embedding <=> %(v)s::vector AS distance FROM {SEMANTIC_TABLE}
-WHERE {_SCOPE_SQL} AND {_PERIOD_SQL} ORDER BY distance LIMIT %(k)s
-"""
+_DENSE_RANKED = f"""embedding <=> %(v)s::vector AS distance FROM {SEMANTIC_TABLE}
+WHERE {_SCOPE_SQL} AND {_PERIOD_SQL} ORDER BY distance LIMIT %(k)s"""
+_DENSE_SQL = statement(f"SELECT {_COLUMNS}, {_DENSE_RANKED}")
+_DENSE_IDS_SQL = statement(f"SELECT id, {_DENSE_RANKED}")
+_ROWS_SQL = statement(f"SELECT {_COLUMNS} FROM {SEMANTIC_TABLE} WHERE id = ANY(%(ids)s::uuid[]) AND {_SCOPE_SQL}")
 
 
 async def dense_search(pm: ProjectMemory, query: str, k: int, *, include_history: bool = False,
@@ -137,31 +140,52 @@ async def dense_search(pm: ProjectMemory, query: str, k: int, *, include_history
     7 on a conversation of 700 turns, which matters when a loop runs several rounds per question. ``since`` /
     ``until`` keep memories created in that period only.
     """
+    rows = await _dense_rows(pm, _DENSE_SQL, query, k, include_history, query_vector, since, until)
+    return [hit_from_record(_record(row), 1.0 - float(row["distance"]), "semantic") for row in rows]
+
+
+async def _dense_rows(pm: ProjectMemory, sql: str, query: str, k: int, include_history: bool,
+                      query_vector: Sequence[float] | None, since: datetime | None,
+                      until: datetime | None) -> list[dict]:
     if query_vector is None:
         query_vector = await pm.semantic.embeddings.aembed_query(query)
-    params = {**pm.semantic.scope.params, "v": vector_literal(query_vector), "all": include_history, "k": k,
+    params = {**pm.semantic.scope.params, "v": VectorParam(query_vector), "all": include_history, "k": k,
               "since": since, "until": until}
     async with pm.semantic.db.connection() as conn:
-        rows = await (await conn.execute(_DENSE_SQL, params, prepare=False)).fetchall()
-    return [hit_from_record(_record(row), 1.0 - float(row["distance"]), "semantic") for row in rows]
+        return await (await conn.execute(sql, params, prepare=False)).fetchall()
 
 
 async def hybrid_search(pm: ProjectMemory, query: str, k: int, *, include_history: bool = False,
                         since: datetime | None = None, until: datetime | None = None) -> list[Hit]:
-    """BM25 and dense search, fused by weighted reciprocal rank.
+    """BM25 and dense search, fused by weighted reciprocal rank (:func:`~z0_memory.stores.semantic.rrf_ranking`).
 
-    The dense half (query embedding in a worker thread, then pgvector on its own pooled connection) runs while BM25
-    runs, so with spare cores a round costs the longer of the two. On the 2-core bench machine it measured the same
-    as overlapping only the embedding, or embedding first (27.5 ms p50 each at 100k): the cores are the limit there.
+    Each half ranks its best ``HYBRID_DEPTH`` by id only, and the k fused memories are read afterwards: parsing
+    both halves' full rows (100 to keep 20) was a sixth of a round. The dense half (query embedding in a worker
+    thread, then pgvector on its own pooled connection) runs while BM25 runs; the rows are read on BM25's connection.
     """
     depth = max(k, HYBRID_DEPTH)
     period = {"since": since, "until": until}
-    dense_task = asyncio.ensure_future(dense_search(pm, query, depth, include_history=include_history, **period))
+    dense = asyncio.ensure_future(_dense_rows(pm, _DENSE_IDS_SQL, query, depth, include_history, None, **period))
     try:
-        sparse = await bm25_search(pm, query, depth, include_history=include_history, **period)
+        async with pm.semantic.db.connection() as conn:
+            sparse = await _bm25_rows(conn, pm, _BM25_IDS_SQL, query, depth, include_history, **period)
+            ranked = rrf_ranking([[str(row["id"]) for row in sparse], [str(row["id"]) for row in await dense]], k,
+                                 weights=[KEYWORD_WEIGHT, DENSE_WEIGHT], rrf_k=HYBRID_RRF_K)
+            rows = await (await conn.execute(_ROWS_SQL, {**pm.semantic.scope.params, "all": include_history,
+                                                         "ids": [i for i, _ in ranked]}, prepare=False)).fetchall()
     finally:
-        dense = await dense_task
-    return rrf_fuse([sparse, dense], k, "hybrid", weights=[KEYWORD_WEIGHT, DENSE_WEIGHT], rrf_k=HYBRID_RRF_K)
+        settle(dense)
+    by_id = {str(row["id"]): row for row in rows}
+    # a memory deleted between the ranking and the read is left out
+    return [hit_from_record(_record(by_id[i]), score, "hybrid") for i, score in ranked if i in by_id]
+
+
+def settle(task: asyncio.Future) -> None:
+    """Leave no background work behind a search that failed: cancel the task, or consume its error."""
+    if not task.done():
+        task.cancel()
+    elif not task.cancelled():
+        task.exception()
 
 
 async def semantic(pm: ProjectMemory, req: SearchRequest) -> list[Hit]:
@@ -170,7 +194,7 @@ async def semantic(pm: ProjectMemory, req: SearchRequest) -> list[Hit]:
 
 
 _CAND_COLUMNS = ", ".join(f"m.{column}" for column in _COLUMNS.split(", "))
-_BM25_PLAN_SQL = f"""
+_BM25_PLAN_SQL = statement(f"""
 WITH s AS (
     SELECT CASE WHEN %(all)s THEN docs ELSE current_docs END AS n,
            CASE WHEN %(all)s THEN doc_len ELSE current_len END AS len
@@ -194,7 +218,7 @@ SELECT e.lexeme, s.n, s.len, e.sample_n, e.hits,
            WHERE {_SCOPE_SQL} AND content_tsv @@ quote_literal(e.lexeme)::tsquery
        ) END AS df
 FROM est e CROSS JOIN s
-"""
+""")
 
 # One candidate's BM25 score (``m``: a row with ``content_tsv``), beside its row: no grouping, no join back. tf: the
 # query lexemes' content positions (weight A) count 1, their context positions (D) count less; ts_filter/setweight
@@ -212,8 +236,9 @@ _BM25_SCORE = """CROSS JOIN LATERAL (
 ) s"""
 # Both the best k and the final list, by their output columns. Equal scores: the newer memory first, then the id.
 _BM25_ORDER = "score DESC, created_at DESC, id"
-_BM25_SQL = f"""
-WITH cand AS MATERIALIZED (  -- the candidates' rows are read once, here
+# The candidates (``cand``), the best k of them (``best``) and the memories only universal lexemes match (``rest``).
+_BM25_CTES = f"""
+cand AS MATERIALIZED (  -- the candidates' rows are read once, here
     SELECT DISTINCT ON (c.id) c.* FROM (
         SELECT m.* FROM unnest(%(branches)s::tsquery[]) AS b(q)
         CROSS JOIN LATERAL (
@@ -231,15 +256,21 @@ WITH cand AS MATERIALIZED (  -- the candidates' rows are read once, here
     WHERE (SELECT count(*) < %(k)s OR min(score) <= %(rest_bound)s FROM best)
       AND {_SCOPE_SQL} AND {_PERIOD_SQL} AND content_tsv @@ %(rest)s::tsquery
       AND NOT EXISTS (SELECT 1 FROM cand c WHERE c.id = r.id)
-)
-SELECT {_CAND_COLUMNS}, m.score FROM (
-    SELECT * FROM best
+)"""
+_BM25_SCORED = f"""SELECT * FROM best
     UNION ALL
-    SELECT m.*, s.score FROM rest m {_BM25_SCORE} WHERE s.score IS NOT NULL
-) m
+    SELECT m.*, s.score FROM rest m {_BM25_SCORE} WHERE s.score IS NOT NULL"""
+_BM25_SQL = statement(f"""
+WITH {_BM25_CTES}
+SELECT {_CAND_COLUMNS}, m.score FROM ({_BM25_SCORED}) m
 ORDER BY {_BM25_ORDER} LIMIT %(k)s
-"""
+""")
 
+_BM25_IDS_SQL = statement(f"""
+WITH {_BM25_CTES}
+SELECT m.id FROM ({_BM25_SCORED}) m
+ORDER BY {_BM25_ORDER} LIMIT %(k)s
+""")
 
 @dataclass(frozen=True)
 class Bm25Plan:
@@ -368,16 +399,22 @@ async def bm25_search(pm: ProjectMemory, query: str, k: int, *, include_history:
     visits hundreds of rows instead of tens of thousands. ``since`` / ``until`` keep candidates created in that
     period only (the statistics stay the scope's).
     """
+    async with pm.semantic.db.connection() as conn:
+        rows = await _bm25_rows(conn, pm, _BM25_SQL, query, k, include_history, pool=pool, since=since, until=until)
+    return [hit_from_record(_record(row), float(row["score"]), "keyword") for row in rows]
+
+
+async def _bm25_rows(conn: Any, pm: ProjectMemory, sql: str, query: str, k: int, include_history: bool, *,
+                     pool: int = BM25_POOL, since: datetime | None = None, until: datetime | None = None) -> list[dict]:
+    """Plan, then run one of the scoring statements (full rows, or ids only) on ``conn``."""
     params = _bm25_params(pm, query, include_history, pool)
     if params is None:
         return []
-    async with pm.semantic.db.connection() as conn:
-        plan = await _bm25_plan(conn, params)
-        if plan is None:
-            return []
-        rows = await (await conn.execute(_BM25_SQL, bm25_statement_params(params, plan, k, since, until),
-                                         prepare=False)).fetchall()
-    return [hit_from_record(_record(row), float(row["score"]), "keyword") for row in rows]
+    plan = await _bm25_plan(conn, params)
+    if plan is None:
+        return []
+    return await (await conn.execute(sql, bm25_statement_params(params, plan, k, since, until),
+                                     prepare=False)).fetchall()
 
 
 def bm25_statement_params(params: dict, plan: Bm25Plan, k: int, since: datetime | None = None,
@@ -399,12 +436,12 @@ async def hybrid(pm: ProjectMemory, req: SearchRequest) -> list[Hit]:
                                until=req.until)
 
 
-_NEIGHBOR_SQL = f"""
+_NEIGHBOR_SQL = statement(f"""
 SELECT {_COLUMNS}, a.anchor FROM {SEMANTIC_TABLE} m
 JOIN unnest(%(groups)s::text[], %(orders)s::text[], %(anchors)s::int[]) AS a(grp, pos, anchor)
   ON m.metadata ->> '{CONVERSATION_GROUP_KEY}' = a.grp AND m.metadata ->> '{CONVERSATION_ORDER_KEY}' = a.pos
 WHERE {_SCOPE_SQL}
-"""
+""")
 
 
 def is_question(text: str) -> bool:

@@ -29,6 +29,7 @@ from langchain_core.embeddings import Embeddings
 from z0_memory.stores.database import Database
 from z0_memory.stores.schema import SEMANTIC_TABLE, search_columns
 from z0_memory.stores.scope import Scope
+from z0_memory.stores.vectors import VectorParam
 from z0_memory.errors import DatabaseError, InvalidKeyError
 from z0_memory.schemas import Hit, MemoryKind, MemoryRecord, reject_nul, validate_segment
 from z0_memory.text import or_tsquery, query_terms
@@ -89,10 +90,6 @@ def _check(memory: NewMemory) -> None:
         raise ValueError(f"confidence must be in [0, 1], got {memory.confidence}")
 
 
-def vector_literal(embedding: Sequence[float]) -> str:
-    return "[" + ",".join(f"{float(x):.7g}" for x in embedding) + "]"
-
-
 INSERT_SQL = (
     f"INSERT INTO {SEMANTIC_TABLE} (id, content, embedding, content_tsv, project, user_id, category, kind, "
     "confidence, created_at, superseded_at, fact_key, fact_version, source_ids, search_text, search_context, context, "
@@ -112,7 +109,7 @@ def row_params(
         **scope.params,
         "id": memory.id or str(uuid.uuid4()),
         "content": memory.content,
-        "embedding": vector_literal(embedding),
+        "embedding": VectorParam(embedding),
         "category": memory.category,
         "kind": memory.kind,
         "confidence": memory.confidence,
@@ -159,17 +156,27 @@ def hit_from_record(record: MemoryRecord, score: float, strategy: str) -> Hit:
     )
 
 
+def rrf_ranking(rankings: Sequence[Sequence[str]], k: int, *, weights: Sequence[float] | None = None,
+                rrf_k: int = RRF_K) -> list[tuple[str, float]]:
+    """Reciprocal-rank fusion of ranked id lists: ``sum w / (rrf_k + rank)`` per id; the best k (id, score), best
+    first, equal scores in order of first appearance."""
+    scores: dict[str, float] = {}
+    for weight, ids in zip(weights if weights is not None else [1.0] * len(rankings), rankings, strict=True):
+        for rank, memory_id in enumerate(ids, 1):
+            scores[memory_id] = scores.get(memory_id, 0.0) + weight / (rrf_k + rank)
+    order = sorted(scores, key=scores.__getitem__, reverse=True)[:k]
+    return [(memory_id, scores[memory_id]) for memory_id in order]
+
+
 def rrf_fuse(lists: Sequence[Sequence[Hit]], k: int, strategy: str = "hybrid", *,
              weights: Sequence[float] | None = None, rrf_k: int = RRF_K) -> list[Hit]:
-    """Reciprocal-rank fusion of ranked hit lists: ``sum w / (rrf_k + rank)``, deduplicated by id, best first."""
-    scores: dict[str, float] = {}
+    """Reciprocal-rank fusion of ranked hit lists (:func:`rrf_ranking`), deduplicated by id, best first."""
     best: dict[str, Hit] = {}
-    for weight, hits in zip(weights if weights is not None else [1.0] * len(lists), lists, strict=True):
-        for rank, hit in enumerate(hits, 1):
-            scores[hit.id] = scores.get(hit.id, 0.0) + weight / (rrf_k + rank)
+    for hits in lists:
+        for hit in hits:
             best.setdefault(hit.id, hit)
-    order = sorted(scores, key=scores.__getitem__, reverse=True)[:k]
-    return [best[i].model_copy(update={"score": scores[i], "strategy": strategy}) for i in order]
+    ranked = rrf_ranking([[hit.id for hit in hits] for hits in lists], k, weights=weights, rrf_k=rrf_k)
+    return [best[i].model_copy(update={"score": score, "strategy": strategy}) for i, score in ranked]
 
 
 class SemanticStore:

@@ -172,3 +172,17 @@ async def test_memories_matching_only_a_universal_word_are_scored_only_when_they
     assert rest_scan and all("never executed" in line for line in rest_scan)
     rest_scan = [line for line in (await _scoring_plan(pm, query, 5)).splitlines() if " on z0_memories r" in line]
     assert rest_scan and not any("never executed" in line for line in rest_scan)
+
+
+async def test_search_statements_stay_within_psycopgs_parse_cache():
+    """psycopg re-parses a longer statement's placeholders on every execution (0.8 ms a hybrid search)."""
+    from psycopg import _queries
+
+    from z0_memory.stores.database import CACHED_STATEMENT_BYTES
+
+    assert CACHED_STATEMENT_BYTES == getattr(_queries, "MAX_CACHED_STATEMENT_LENGTH", CACHED_STATEMENT_BYTES)
+    for name in ("_BM25_PLAN_SQL", "_BM25_SQL", "_BM25_IDS_SQL", "_DENSE_SQL", "_DENSE_IDS_SQL", "_ROWS_SQL",
+                 "_NEIGHBOR_SQL"):
+        text = getattr(recipes, name)
+        assert len(text.encode()) <= CACHED_STATEMENT_BYTES, name
+        assert "--" not in text and "\n" not in text, name

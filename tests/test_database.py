@@ -3,6 +3,7 @@ embedding-model changes, and sessions (checkpoints) that outlive the process tha
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -194,3 +195,46 @@ async def test_reembed_keeps_a_memorys_context(fresh_database):
             row = await (await conn.execute("SELECT context FROM z0_memories WHERE content = %s",
                                             [reply.content])).fetchone()
         assert row["context"] == reply.context
+
+
+async def test_embeddings_are_sent_exactly_in_binary(session_memory):
+    import numpy as np
+
+    from z0_memory.stores.vectors import VectorParam
+
+    values = [0.1, -2.5, 3e-8, 1234.5678, 0.0]
+    async with session_memory.db.connection() as conn:
+        row = await (await conn.execute("SELECT %(v)s::vector::real[]::float8[] AS v", {"v": VectorParam(values)})).fetchone()
+    assert row["v"] == [float(x) for x in np.asarray(values, dtype=np.float32)]
+    for bad in ([], [[0.1, 0.2]], [0.1, float("nan")], [float("inf")]):
+        with pytest.raises(ValueError):
+            VectorParam(bad)
+
+
+async def test_the_pool_replaces_a_connection_whose_server_side_ended(database_url, monkeypatch):
+    """A healthy idle connection is handed out without a round trip; one whose backend was terminated is checked,
+    found dead, and replaced, so the statement still runs."""
+    from psycopg_pool import AsyncConnectionPool
+
+    pings = []
+    real_check = AsyncConnectionPool.check_connection
+
+    async def counting_check(conn):
+        pings.append(conn.info.backend_pid)
+        await real_check(conn)
+
+    monkeypatch.setattr(AsyncConnectionPool, "check_connection", staticmethod(counting_check))
+    db = Database(Context(project="acme", database_url=database_url), pool_max_size=1)
+    async with db:
+        async with db.connection() as conn:
+            pid = conn.info.backend_pid
+        for _ in range(3):
+            async with db.connection() as conn:
+                assert conn.info.backend_pid == pid
+        assert pings == []
+        async with await psycopg.AsyncConnection.connect(database_url, autocommit=True) as admin:
+            await admin.execute("SELECT pg_terminate_backend(%s)", [pid])
+        await asyncio.sleep(0.5)
+        async with db.connection() as conn:
+            row = await (await conn.execute("SELECT pg_backend_pid() AS pid")).fetchone()
+        assert row["pid"] != pid and pings == [pid]

@@ -170,3 +170,62 @@ async def test_a_bulk_add_does_not_wait_for_a_table_another_session_is_analyzing
         ids = await asyncio.wait_for(acme.semantic.add_many(_batch(80)), timeout=60)
     assert len(ids) == 80 and await acme.semantic.count() == 80
     assert await _planner_rows(memory) < 0  # skipped, not waited for
+
+
+async def test_loop_hybrid_search_is_the_fusion_of_its_two_halves(memory):
+    """hybrid_search ranks each half by id and reads only the fused rows: the same hits, scores and tie order as
+    fusing the full-row keyword and dense searches."""
+    from datetime import UTC, datetime, timedelta
+
+    from z0_memory.stores.recipes import (
+        DENSE_WEIGHT, HYBRID_DEPTH, HYBRID_RRF_K, KEYWORD_WEIGHT, bm25_search, dense_search, hybrid_search,
+    )
+    from z0_memory.stores.semantic import rrf_fuse
+
+    acme, ids = await seeded(memory)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    await acme.semantic.add_many([
+        NewMemory(f"Note {i}: the team met on day {i} to plan sprint {i % 4} and the {('Redis', 'pnpm')[i % 2]} work",
+                  created_at=start + timedelta(days=i)) for i in range(70)])
+    await acme.semantic.supersede(ids[1])
+    cases = [
+        ("sprint planning with Redis", False, None, None),
+        ("where is the API deployed?", True, None, None),  # history: the superseded memory may come back
+        ("sprint 2 meeting", False, start + timedelta(days=10), start + timedelta(days=30)),
+        ("谁喜欢用 pnpm", False, None, None),
+        ("the of and", False, None, None),  # no searchable term: dense only
+    ]
+    for query, history, since, until in cases:
+        ours = await hybrid_search(acme, query, 12, include_history=history, since=since, until=until)
+        halves = [await search(acme, query, HYBRID_DEPTH, include_history=history, since=since, until=until)
+                  for search in (bm25_search, dense_search)]
+        expected = rrf_fuse(halves, 12, "hybrid", weights=[KEYWORD_WEIGHT, DENSE_WEIGHT], rrf_k=HYBRID_RRF_K)
+        assert ours, query
+        assert [(h.id, h.score, h.content, h.metadata, h.created_at, h.superseded, h.strategy) for h in ours] == [
+            (h.id, h.score, h.content, h.metadata, h.created_at, h.superseded, h.strategy) for h in expected], query
+        if since is not None:
+            assert all(since <= h.created_at < until for h in ours)
+
+
+async def test_filtered_hnsw_scans_return_every_row_asked_for(memory):
+    """Pooled connections scan HNSW iteratively: with the index chosen, a search for more rows than ef_search
+    (40) in a scope that holds a third of the table still gets all of them."""
+    from z0_memory.stores.recipes import _DENSE_SQL
+    from z0_memory.stores.vectors import VectorParam
+
+    acme = memory.scope("acme")
+    await acme.semantic.add_many([NewMemory(f"Acme note {i} about topic {i % 7}") for i in range(60)])
+    await memory.scope("other").semantic.add_many([NewMemory(f"Other note {i} about {i % 5}") for i in range(120)])
+    vector = await acme.semantic.embeddings.aembed_query("a note about a topic")
+    params = {**acme.semantic.scope.params, "v": VectorParam(vector), "all": False, "k": 55, "since": None,
+              "until": None}
+    async with memory.db.connection() as conn, conn.transaction():
+        await conn.execute("SET LOCAL enable_seqscan = off")
+        await conn.execute("SET LOCAL enable_bitmapscan = off")
+        await conn.execute("SET LOCAL enable_sort = off")
+        plan = "\n".join(r["QUERY PLAN"] for r in await (await conn.execute("EXPLAIN " + _DENSE_SQL, params)).fetchall())
+        assert "z0_memories_hnsw" in plan
+        rows = await (await conn.execute(_DENSE_SQL, params)).fetchall()
+    assert len(rows) == 55 and all(r["project"] == "acme" for r in rows)
+    distances = [r["distance"] for r in rows]
+    assert distances == sorted(distances)

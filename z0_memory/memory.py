@@ -31,7 +31,8 @@ from z0_memory.stores.schema import (
     write_embedding_meta,
 )
 from z0_memory.stores.scope import Scope
-from z0_memory.stores.semantic import SemanticStore, indexed_text, vector_literal
+from z0_memory.stores.semantic import SemanticStore, indexed_text
+from z0_memory.stores.vectors import VectorParam
 from z0_memory.stores.session import async_checkpointer
 from z0_memory.config import Context
 from z0_memory.errors import DatabaseError
@@ -161,7 +162,7 @@ class Z0Memory:
             await conn.execute(f"ALTER TABLE {SEMANTIC_TABLE} ADD COLUMN embedding_new vector({dims})")
             for row, vector in zip(rows, vectors, strict=True):
                 await conn.execute(f"UPDATE {SEMANTIC_TABLE} SET embedding_new = %s::vector WHERE id = %s",
-                                   [vector_literal(vector), row["id"]])
+                                   [VectorParam(vector), row["id"]])
             await conn.execute(f"ALTER TABLE {SEMANTIC_TABLE} DROP COLUMN embedding")
             await conn.execute(f"ALTER TABLE {SEMANTIC_TABLE} RENAME COLUMN embedding_new TO embedding")
             await conn.execute(f"ALTER TABLE {SEMANTIC_TABLE} ALTER COLUMN embedding SET NOT NULL")
