@@ -220,57 +220,60 @@ SELECT e.lexeme, s.n, s.len, e.sample_n, e.hits,
 FROM est e CROSS JOIN s
 """)
 
-# One candidate's BM25 score (``m``: a row with ``content_tsv``), beside its row: no grouping, no join back. tf: the
-# query lexemes' content positions (weight A) count 1, their context positions (D) count less; ts_filter/setweight
-# keep the query lexemes of each part in C (unnesting every lexeme cost 4 ms a LoCoMo round).
-_BM25_SCORE = """CROSS JOIN LATERAL (
-    SELECT sum((%(weights)s::float8[])[array_position(%(lexemes)s::text[], t.lexeme)] * t.tf * (%(k1)s::float8 + 1)
-               / (t.tf + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * length(m.content_tsv) / %(avgdl)s::float8)))
-           AS score
+def _bm25_scored(rows: str) -> str:
+    """BM25 scores of ``rows`` (a CTE of id, created_at, content_tsv): id, created_at, score; a row no query lexeme
+    matches has none. tf: the query lexemes' content positions (weight A) count 1, their context positions (D)
+    count less; ts_filter/setweight keep the query lexemes of each part (unnesting every lexeme cost 4 ms a LoCoMo
+    round). The unnest is in the select list and the sum a grouping: a lateral subquery per row (a function scan
+    and an aggregate each) cost a fifth more."""
+    return f"""SELECT id, created_at, sum((%(weights)s::float8[])[array_position(%(lexemes)s::text[], lexeme)] * tf
+        * (%(k1)s::float8 + 1) / (tf + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * len / %(avgdl)s::float8)))
+        AS score
     FROM (
-        SELECT u.lexeme, cardinality(u.weights) - (1 - %(context_weight)s::float8)
-                         * cardinality(array_positions(u.weights, 'D')) AS tf
-        FROM unnest(setweight(ts_filter(setweight(ts_filter(m.content_tsv, '{a}'), 'B', %(lexemes)s::text[]), '{b}'), 'A')
-                    || setweight(ts_filter(setweight(ts_filter(m.content_tsv, '{d}'), 'B', %(lexemes)s::text[]), '{b}'), 'D')) u
-    ) t
-) s"""
+        SELECT id, created_at, len, (t).lexeme, cardinality((t).weights) - (1 - %(context_weight)s::float8)
+               * cardinality(array_positions((t).weights, 'D')) AS tf
+        FROM (
+            SELECT id, created_at, length(content_tsv) AS len,
+                   unnest(setweight(ts_filter(setweight(ts_filter(content_tsv, '{{a}}'), 'B', %(lexemes)s::text[]), '{{b}}'), 'A')
+                          || setweight(ts_filter(setweight(ts_filter(content_tsv, '{{d}}'), 'B', %(lexemes)s::text[]), '{{b}}'), 'D')) AS t
+            FROM {rows}
+        ) u
+    ) v GROUP BY id, created_at"""
+
+
 # Both the best k and the final list, by their output columns. Equal scores: the newer memory first, then the id.
 _BM25_ORDER = "score DESC, created_at DESC, id"
-# The candidates (``cand``), the best k of them (``best``) and the memories only universal lexemes match (``rest``).
+# The candidates (``cand``: id, created_at and content_tsv only; the k kept rows are read at the end), the best k of
+# them (``best``), the memories only universal lexemes match (``rest``), and every scored memory (``ranked``).
 _BM25_CTES = f"""
 cand AS MATERIALIZED (  -- the candidates' rows are read once, here
     SELECT DISTINCT ON (c.id) c.* FROM (
         SELECT m.* FROM unnest(%(branches)s::tsquery[]) AS b(q)
         CROSS JOIN LATERAL (
-            SELECT {_COLUMNS}, content_tsv FROM {SEMANTIC_TABLE}
+            SELECT id, created_at, content_tsv FROM {SEMANTIC_TABLE}
             WHERE {_SCOPE_SQL} AND {_PERIOD_SQL} AND content_tsv @@ b.q OFFSET 0
         ) m  -- OFFSET 0 keeps it a per-branch (GIN) scan: branches fill the pool in order; a LIMIT here would let
              -- the planner pick a seq scan betting on finding the rows early, ruinous for a rare branch
         LIMIT %(pool)s
     ) c
 ), best AS MATERIALIZED (
-    SELECT m.*, s.score FROM cand m {_BM25_SCORE}
-    WHERE s.score IS NOT NULL ORDER BY {_BM25_ORDER} LIMIT %(k)s
+    SELECT * FROM ({_bm25_scored("cand")}) s ORDER BY {_BM25_ORDER} LIMIT %(k)s
 ), rest AS MATERIALIZED (  -- the memories only universal lexemes match, read only when one of them could still
-    SELECT {_COLUMNS}, content_tsv FROM {SEMANTIC_TABLE} r  -- rank among the best k (a one-time filter)
+    SELECT id, created_at, content_tsv FROM {SEMANTIC_TABLE} r  -- rank among the best k (a one-time filter)
     WHERE (SELECT count(*) < %(k)s OR min(score) <= %(rest_bound)s FROM best)
       AND {_SCOPE_SQL} AND {_PERIOD_SQL} AND content_tsv @@ %(rest)s::tsquery
       AND NOT EXISTS (SELECT 1 FROM cand c WHERE c.id = r.id)
+), ranked AS (
+    SELECT * FROM best UNION ALL {_bm25_scored("rest")}
 )"""
-_BM25_SCORED = f"""SELECT * FROM best
-    UNION ALL
-    SELECT m.*, s.score FROM rest m {_BM25_SCORE} WHERE s.score IS NOT NULL"""
 _BM25_SQL = statement(f"""
 WITH {_BM25_CTES}
-SELECT {_CAND_COLUMNS}, m.score FROM ({_BM25_SCORED}) m
-ORDER BY {_BM25_ORDER} LIMIT %(k)s
+SELECT {_CAND_COLUMNS}, r.score FROM (SELECT * FROM ranked ORDER BY {_BM25_ORDER} LIMIT %(k)s) r
+JOIN {SEMANTIC_TABLE} m ON m.id = r.id
+ORDER BY r.score DESC, r.created_at DESC, r.id
 """)
+_BM25_IDS_SQL = statement(f"WITH {_BM25_CTES} SELECT id FROM ranked ORDER BY {_BM25_ORDER} LIMIT %(k)s")
 
-_BM25_IDS_SQL = statement(f"""
-WITH {_BM25_CTES}
-SELECT m.id FROM ({_BM25_SCORED}) m
-ORDER BY {_BM25_ORDER} LIMIT %(k)s
-""")
 
 @dataclass(frozen=True)
 class Bm25Plan:
