@@ -152,7 +152,7 @@ async def _dense_rows(pm: ProjectMemory, sql: str, query: str, k: int, include_h
     params = {**pm.semantic.scope.params, "v": VectorParam(query_vector), "all": include_history, "k": k,
               "since": since, "until": until}
     async with pm.semantic.db.connection() as conn:
-        return await (await conn.execute(sql, params, prepare=False)).fetchall()
+        return await (await conn.execute(sql, params)).fetchall()
 
 
 async def hybrid_search(pm: ProjectMemory, query: str, k: int, *, include_history: bool = False,
@@ -161,20 +161,23 @@ async def hybrid_search(pm: ProjectMemory, query: str, k: int, *, include_histor
 
     Each half ranks its best ``HYBRID_DEPTH`` by id only, and the k fused memories are read afterwards: parsing
     both halves' full rows (100 to keep 20) was a sixth of a round. The dense half (query embedding in a worker
-    thread, then pgvector on its own pooled connection) runs while BM25 runs; the rows are read on BM25's connection.
+    thread, then pgvector on its own pooled connection) runs while BM25 runs.
     """
     depth = max(k, HYBRID_DEPTH)
     period = {"since": since, "until": until}
     dense = asyncio.ensure_future(_dense_rows(pm, _DENSE_IDS_SQL, query, depth, include_history, None, **period))
     try:
+        # BM25's connection goes back before the dense half is awaited: a search holding one connection while it
+        # waits for another would deadlock a pool that every concurrent search has emptied that way
         async with pm.semantic.db.connection() as conn:
             sparse = await _bm25_rows(conn, pm, _BM25_IDS_SQL, query, depth, include_history, **period)
-            ranked = rrf_ranking([[str(row["id"]) for row in sparse], [str(row["id"]) for row in await dense]], k,
-                                 weights=[KEYWORD_WEIGHT, DENSE_WEIGHT], rrf_k=HYBRID_RRF_K)
-            rows = await (await conn.execute(_ROWS_SQL, {**pm.semantic.scope.params, "all": include_history,
-                                                         "ids": [i for i, _ in ranked]}, prepare=False)).fetchall()
+        ranked = rrf_ranking([[str(row["id"]) for row in sparse], [str(row["id"]) for row in await dense]], k,
+                             weights=[KEYWORD_WEIGHT, DENSE_WEIGHT], rrf_k=HYBRID_RRF_K)
     finally:
         settle(dense)
+    async with pm.semantic.db.connection() as conn:
+        rows = await (await conn.execute(_ROWS_SQL, {**pm.semantic.scope.params, "all": include_history,
+                                                     "ids": [i for i, _ in ranked]})).fetchall()
     by_id = {str(row["id"]): row for row in rows}
     # a memory deleted between the ranking and the read is left out
     return [hit_from_record(_record(by_id[i]), score, "hybrid") for i, score in ranked if i in by_id]
@@ -373,7 +376,7 @@ def _bm25_params(pm: ProjectMemory, query: str, include_history: bool, pool: int
 
 
 async def _bm25_plan(conn: Any, params: dict) -> Bm25Plan | None:
-    rows = await (await conn.execute(_BM25_PLAN_SQL, params, prepare=False)).fetchall()
+    rows = await (await conn.execute(_BM25_PLAN_SQL, params)).fetchall()
     return bm25_plan(rows, params["pool"])
 
 
@@ -416,8 +419,7 @@ async def _bm25_rows(conn: Any, pm: ProjectMemory, sql: str, query: str, k: int,
     plan = await _bm25_plan(conn, params)
     if plan is None:
         return []
-    return await (await conn.execute(sql, bm25_statement_params(params, plan, k, since, until),
-                                     prepare=False)).fetchall()
+    return await (await conn.execute(sql, bm25_statement_params(params, plan, k, since, until))).fetchall()
 
 
 def bm25_statement_params(params: dict, plan: Bm25Plan, k: int, since: datetime | None = None,
@@ -475,7 +477,7 @@ async def expand_neighbors(pm: ProjectMemory, hits: Sequence[Hit], *, anchors: i
     params = {**pm.semantic.scope.params, "all": include_history, "groups": [w[0] for w in wanted],
               "orders": [w[1] for w in wanted], "anchors": [w[2] for w in wanted]}
     async with pm.semantic.db.connection() as conn:
-        rows = await (await conn.execute(_NEIGHBOR_SQL, params, prepare=False)).fetchall()
+        rows = await (await conn.execute(_NEIGHBOR_SQL, params)).fetchall()
     after: dict[int, list[Hit]] = {}
     for row in rows:
         if str(row["id"]) in present:

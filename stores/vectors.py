@@ -47,10 +47,14 @@ class VectorParamDumper(Dumper):
 
 # Filtered HNSW scans (every search is filtered by scope) keep scanning until they have their k rows, in order:
 # with the default (off), a scan returns at most ef_search (40) candidates before the scope filter drops some.
-_SESSION_SQL = "SET hnsw.iterative_scan = strict_order"
+# Statements are prepared (the pool's prepare_threshold 0: no parsing on each search) but planned for each
+# execution: after five, Postgres may switch to one generic plan, blind to whether a scope holds 50 memories
+# (read them all) or 50,000 (use the index).
+_SESSION_SQL = ("SET hnsw.iterative_scan = strict_order", "SET plan_cache_mode = force_custom_plan")
 
 
 async def configure_connection(conn: psycopg.AsyncConnection) -> None:
     """What every pooled connection needs before its first statement (the pool's ``configure`` callback)."""
     conn.adapters.register_dumper(VectorParam, VectorParamDumper)
-    await conn.execute(_SESSION_SQL)
+    for setting in _SESSION_SQL:
+        await conn.execute(setting, prepare=False)

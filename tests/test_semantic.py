@@ -229,3 +229,24 @@ async def test_filtered_hnsw_scans_return_every_row_asked_for(memory):
     assert len(rows) == 55 and all(r["project"] == "acme" for r in rows)
     distances = [r["distance"] for r in rows]
     assert distances == sorted(distances)
+
+
+async def test_search_statements_are_prepared_and_planned_for_each_search(memory):
+    """Searches skip parsing (prepared statements) but never run a generic plan: a scope's size decides between
+    an index and a scan, and one plan for every project would be wrong for most of them."""
+    from z0_memory.stores.recipes import hybrid_search
+
+    acme, _ = await seeded(memory)
+    for i in range(8):
+        await hybrid_search(acme, f"where is the API deployed {i}?", 3)
+    async with memory.db.connection() as conn:
+        assert (await (await conn.execute("SHOW plan_cache_mode")).fetchone())["plan_cache_mode"] == "force_custom_plan"
+    seen = []
+    for _ in range(memory.db.pool_max_size):  # the pooled connections the searches used
+        async with memory.db.connection() as conn:
+            seen += await (await conn.execute(
+                "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements "
+                "WHERE statement ~ '^(SELECT|WITH) ' AND statement LIKE %s AND cardinality(parameter_types) > 0",
+                ["%z0_memories%"], prepare=False)).fetchall()
+    assert sum(r["custom_plans"] for r in seen) >= 8
+    assert [r["statement"][:80] for r in seen if r["generic_plans"]] == []
