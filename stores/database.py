@@ -21,7 +21,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from z0_memory.stores.embedded import EmbeddedPostgres
-from z0_memory.stores.vectors import configure_connection
+from z0_memory.stores.vectors import VectorParam, VectorParamDumper
 from z0_memory.config import Context
 from z0_memory.errors import ConfigurationError, DatabaseError
 
@@ -75,6 +75,20 @@ def _redact(url: str) -> str:
     host = params.get("host", "localhost")
     return f"postgresql://{params.get('user', '')}@{host}/{params.get('dbname', '')}"
 
+
+# Every connection's session settings (pooled ones, and PGVectorStore's engine). Filtered HNSW scans (every search is
+# filtered by scope) keep scanning until they have their k rows, in order: with the default (off), a scan returns
+# at most ef_search (40) candidates before the scope filter drops some. Statements are prepared (the pool's
+# prepare_threshold 0: no parsing on each search) but planned for each execution: after five, Postgres may switch
+# to one generic plan, blind to whether a scope holds 50 memories (read them all) or 50,000 (use the index).
+SESSION_SETTINGS = ("SET hnsw.iterative_scan = strict_order", "SET plan_cache_mode = force_custom_plan")
+
+
+async def configure_connection(conn: psycopg.AsyncConnection) -> None:
+    """What every pooled connection needs before its first statement (the pool's ``configure`` callback)."""
+    conn.adapters.register_dumper(VectorParam, VectorParamDumper)
+    for setting in SESSION_SETTINGS:
+        await conn.execute(setting, prepare=False)
 
 async def check_connection(conn: psycopg.AsyncConnection) -> None:
     """The pool's check before it hands out a connection, without a round trip for a healthy one.
@@ -190,11 +204,11 @@ class Database:
         engine = create_async_engine(sqlalchemy_url(self.url), pool_size=5, max_overflow=5, pool_pre_ping=True)
 
         @event.listens_for(engine.sync_engine, "connect")
-        def _iterative_scan(dbapi_conn: Any, _record: Any) -> None:
-            # Filtered HNSW scans (every query is filtered by project) must not come back short.
+        def _session_settings(dbapi_conn: Any, _record: Any) -> None:
             cur = dbapi_conn.cursor()
             try:
-                cur.execute("SET hnsw.iterative_scan = relaxed_order")
+                for setting in SESSION_SETTINGS:
+                    cur.execute(setting)
             finally:
                 cur.close()
             dbapi_conn.commit()

@@ -2,8 +2,8 @@
 
 A 512-dim embedding written as a text literal (``'[0.0172,...]'``) cost 0.3 ms of Python formatting and a
 ``strtof`` per dimension on the server, on every search; the binary form (dimension, unused, big-endian float4s) is
-one numpy conversion. :func:`configure_connection` registers the dumper on every pooled connection, so a statement
-takes ``%(v)s::vector`` with a :class:`VectorParam` value.
+one numpy conversion. ``Database`` registers the dumper on every pooled connection, so a statement takes
+``%(v)s::vector`` with a :class:`VectorParam` value.
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ import struct
 from collections.abc import Sequence
 
 import numpy as np
-import psycopg
 from psycopg.adapt import Dumper
 from psycopg.pq import Format
 
@@ -43,18 +42,3 @@ class VectorParamDumper(Dumper):
 
     def dump(self, obj: VectorParam) -> bytes:
         return obj.data
-
-
-# Filtered HNSW scans (every search is filtered by scope) keep scanning until they have their k rows, in order:
-# with the default (off), a scan returns at most ef_search (40) candidates before the scope filter drops some.
-# Statements are prepared (the pool's prepare_threshold 0: no parsing on each search) but planned for each
-# execution: after five, Postgres may switch to one generic plan, blind to whether a scope holds 50 memories
-# (read them all) or 50,000 (use the index).
-_SESSION_SQL = ("SET hnsw.iterative_scan = strict_order", "SET plan_cache_mode = force_custom_plan")
-
-
-async def configure_connection(conn: psycopg.AsyncConnection) -> None:
-    """What every pooled connection needs before its first statement (the pool's ``configure`` callback)."""
-    conn.adapters.register_dumper(VectorParam, VectorParamDumper)
-    for setting in _SESSION_SQL:
-        await conn.execute(setting, prepare=False)
