@@ -8,7 +8,8 @@ memory at ``runtime.store``. It is also a usable ``BaseStore`` for any other Lan
   ``put`` with ``{"value": "...", "rationale": ..., "confidence": ...}`` supersedes (history kept), ``put`` with
   ``None`` forgets the current version, ``get`` returns the current version;
 * ``search((project,), query=...)`` is hybrid search over the project's memories; without a query it lists facts;
-* ``list_namespaces`` lists ``(project, category)`` pairs that hold facts.
+* ``list_namespaces`` lists the ``(project, category)`` pairs that hold facts in the context's user partition (the
+  shared one unless the context names a user), as every other operation reads that partition.
 
 Only the async API exists (``abatch``): the memory runs on psycopg's async pool.
 """
@@ -106,7 +107,8 @@ class Z0Store(BaseStore):
     async def _namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         async with self.memory.db.connection() as conn:
             rows = await (await conn.execute(
-                "SELECT DISTINCT project, category FROM z0_facts WHERE valid_to IS NULL ORDER BY 1, 2"
+                "SELECT DISTINCT project, category FROM z0_facts WHERE valid_to IS NULL AND user_id = %s ORDER BY 1, 2",
+                [self.memory.context.user_id],
             )).fetchall()
         spaces = [(r["project"], r["category"]) for r in rows]
         for cond in op.match_conditions or ():

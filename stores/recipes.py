@@ -175,6 +175,8 @@ async def hybrid_search(pm: ProjectMemory, query: str, k: int, *, include_histor
                              weights=[KEYWORD_WEIGHT, DENSE_WEIGHT], rrf_k=HYBRID_RRF_K)
     finally:
         settle(dense)
+    if not ranked:
+        return []
     async with pm.semantic.db.connection() as conn:
         rows = await (await conn.execute(_ROWS_SQL, {**pm.semantic.scope.params, "all": include_history,
                                                      "ids": [i for i, _ in ranked]})).fetchall()

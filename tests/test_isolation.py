@@ -54,3 +54,14 @@ async def test_users_inside_a_project_are_partitioned(memory):
     assert (await alice.facts.get("alpha:stack:backend_framework")).value == "Hono-alphaalice"
     hits = await alice.semantic.keyword_search("pnpm", 10)
     assert [h.content for h in hits] == ["alphaalice prefers pnpm for packages"]
+
+
+async def test_store_namespaces_are_those_of_its_user_partition(memory):
+    """Z0Store reads and writes the context's user partition; listing namespaces shows that partition's only,
+    never the categories another user keeps privately."""
+    await memory.scope("alpha").facts.put("alpha:stack:backend_framework", "Hono")
+    await memory.scope("alpha", "bob").facts.put("alpha:health:diagnosis", "private")
+    await memory.scope("beta").facts.put("beta:deploy:region", "Frankfurt")
+    assert memory.context.user_id == ""
+    assert await memory.store().alist_namespaces() == [("alpha", "stack"), ("beta", "deploy")]
+    assert await memory.store().alist_namespaces(prefix=("alpha",)) == [("alpha", "stack")]
