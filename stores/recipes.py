@@ -123,11 +123,13 @@ async def kv_prefix(pm: ProjectMemory, req: SearchRequest) -> list[Hit]:
 
 # The distance is computed once and ordered by its name (still the HNSW index's ``embedding <=> vector`` order): a
 # score of ``1 - distance`` in the select list beside ``ORDER BY embedding <=> vector`` made Postgres compute every
-# distance twice, de-TOASTing each 512-dim vector twice (6.4 instead of 8.4 ms for 50 of 419 turns).
+# distance twice, de-TOASTing each 512-dim vector twice (6.4 instead of 8.4 ms for 50 of 419 turns). HNSW scans run
+# iteratively in relaxed order (``database.SESSION_SETTINGS``): the rows are sorted again, by ``distance + 0`` since
+# the planner takes the index scan's order as given for ``distance`` itself.
 _DENSE_RANKED = f"""embedding <=> %(v)s::vector AS distance FROM {SEMANTIC_TABLE}
 WHERE {_SCOPE_SQL} AND {_PERIOD_SQL} ORDER BY distance LIMIT %(k)s"""
-_DENSE_SQL = statement(f"SELECT {_COLUMNS}, {_DENSE_RANKED}")
-_DENSE_IDS_SQL = statement(f"SELECT id, {_DENSE_RANKED}")
+_DENSE_SQL = statement(f"SELECT * FROM (SELECT {_COLUMNS}, {_DENSE_RANKED}) d ORDER BY distance + 0")
+_DENSE_IDS_SQL = statement(f"SELECT * FROM (SELECT id, {_DENSE_RANKED}) d ORDER BY distance + 0")
 _ROWS_SQL = statement(f"SELECT {_COLUMNS} FROM {SEMANTIC_TABLE} WHERE id = ANY(%(ids)s::uuid[]) AND {_SCOPE_SQL}")
 
 

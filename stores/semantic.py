@@ -316,7 +316,9 @@ class SemanticStore:
             row = {**meta, "id": doc.id, "content": doc.page_content,
                    "metadata": {k2: v for k2, v in meta.items() if k2 not in _COLUMN_NAMES}}
             hits.append(hit_from_record(_record(row), 1.0 - float(distance), "semantic"))
-        return hits
+        # HNSW's iterative scans run in relaxed order (stores.database.SESSION_SETTINGS): restore it (stable: ties keep
+        # the scan's order)
+        return sorted(hits, key=lambda hit: -hit.score)
 
     async def keyword_search(self, query: str, k: int = 10, *, include_superseded: bool = False,
                              category: str | None = None) -> list[Hit]:

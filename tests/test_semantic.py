@@ -209,15 +209,18 @@ async def test_loop_hybrid_search_is_the_fusion_of_its_two_halves(memory):
 
 async def test_filtered_hnsw_scans_return_every_row_asked_for(memory):
     """Pooled connections scan HNSW iteratively: with the index chosen, a search for more rows than ef_search
-    (40) in a scope that holds a third of the table still gets all of them."""
-    from z0_memory.stores.recipes import _DENSE_SQL
+    in a scope that holds a third of the table still gets all of them."""
+    from z0_memory.stores.database import HNSW_EF_SEARCH
+    from z0_memory.stores.recipes import _DENSE_SQL, HYBRID_DEPTH
     from z0_memory.stores.vectors import VectorParam
 
+    assert HNSW_EF_SEARCH >= HYBRID_DEPTH  # a round's searches fit in one pass of the index
+
     acme = memory.scope("acme")
-    await acme.semantic.add_many([NewMemory(f"Acme note {i} about topic {i % 7}") for i in range(60)])
-    await memory.scope("other").semantic.add_many([NewMemory(f"Other note {i} about {i % 5}") for i in range(120)])
+    await acme.semantic.add_many([NewMemory(f"Acme note {i} about topic {i % 7}") for i in range(70)])
+    await memory.scope("other").semantic.add_many([NewMemory(f"Other note {i} about {i % 5}") for i in range(140)])
     vector = await acme.semantic.embeddings.aembed_query("a note about a topic")
-    params = {**acme.semantic.scope.params, "v": VectorParam(vector), "all": False, "k": 55, "since": None,
+    params = {**acme.semantic.scope.params, "v": VectorParam(vector), "all": False, "k": 65, "since": None,
               "until": None}
     async with memory.db.connection() as conn, conn.transaction():
         await conn.execute("SET LOCAL enable_seqscan = off")
@@ -226,7 +229,7 @@ async def test_filtered_hnsw_scans_return_every_row_asked_for(memory):
         plan = "\n".join(r["QUERY PLAN"] for r in await (await conn.execute("EXPLAIN " + _DENSE_SQL, params)).fetchall())
         assert "z0_memories_hnsw" in plan
         rows = await (await conn.execute(_DENSE_SQL, params)).fetchall()
-    assert len(rows) == 55 and all(r["project"] == "acme" for r in rows)
+    assert len(rows) == 65 and all(r["project"] == "acme" for r in rows)
     distances = [r["distance"] for r in rows]
     assert distances == sorted(distances)
 
