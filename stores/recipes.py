@@ -227,6 +227,7 @@ SELECT e.lexeme, s.n, s.len, e.sample_n, e.hits,
 FROM est e CROSS JOIN s
 """)
 
+
 def _bm25_scored(rows: str) -> str:
     """BM25 scores of ``rows`` (a CTE of id, created_at, content_tsv): id, created_at, score; a row no query lexeme
     matches has none. tf: the query lexemes' content positions (weight A) count 1, their context positions (D)
@@ -277,7 +278,7 @@ _BM25_SQL = statement(f"""
 WITH {_BM25_CTES}
 SELECT {_CAND_COLUMNS}, r.score FROM (SELECT * FROM ranked ORDER BY {_BM25_ORDER} LIMIT %(k)s) r
 JOIN {SEMANTIC_TABLE} m ON m.id = r.id
-ORDER BY r.score DESC, r.created_at DESC, r.id
+ORDER BY {_BM25_ORDER}
 """)
 _BM25_IDS_SQL = statement(f"WITH {_BM25_CTES} SELECT id FROM ranked ORDER BY {_BM25_ORDER} LIMIT %(k)s")
 

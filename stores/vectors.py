@@ -22,7 +22,7 @@ MAX_DIMENSIONS = 16000
 class VectorParam:
     """One embedding, ready to be sent as a ``vector`` parameter."""
 
-    __slots__ = ("data", "dimensions")
+    __slots__ = ("data",)
 
     def __init__(self, embedding: Sequence[float]) -> None:
         values = np.asarray(embedding, dtype=">f4")
@@ -31,7 +31,6 @@ class VectorParam:
                              f"got shape {values.shape}")
         if not np.isfinite(values).all():
             raise ValueError("an embedding must not contain NaN or infinite values")
-        self.dimensions = int(values.size)
         self.data = struct.pack(">HH", values.size, 0) + values.tobytes()
 
 
