@@ -21,20 +21,36 @@ def context_of(runtime: Any) -> Context:
     return ctx
 
 
-def memory_of(runtime: Any) -> Z0Memory:
-    """The Z0Memory behind the graph's store, with a clear error when the graph was compiled without one."""
+def _store_of(runtime: Any) -> Any:
     from z0_memory.stores.langgraph_store import Z0Store
 
     store = getattr(runtime, "store", None)
     if isinstance(store, Z0Store):
-        return store.memory
+        return store
     raise ConfigurationError(
         "this graph needs z0-memory's store: compile it with store=memory.store() "
         "(or serve it with the langgraph.json of z0-memory, which configures the store)"
     )
 
 
+def memory_of(runtime: Any) -> Z0Memory:
+    """The Z0Memory behind the graph's store, with a clear error when the graph was compiled without one."""
+    return _store_of(runtime).memory
+
+
 def scope_of(runtime: Any) -> tuple[Context, Z0Memory, ProjectMemory]:
+    """The run's context, the memory, and the stores of the run's scope.
+
+    A store bound to a scope (``memory.store()``) only serves runs in that scope: a run whose context names
+    another project or user is refused, never served from the store's project.
+    """
     ctx = context_of(runtime)
-    memory = memory_of(runtime)
-    return ctx, memory, memory.scope(ctx.project, ctx.user_id)
+    store = _store_of(runtime)
+    bound = store.scope
+    if bound is not None and (ctx.project, ctx.user_id) != (bound.project, bound.user_id):
+        raise ConfigurationError(
+            f"this graph's store is bound to project {bound.project!r} (user {bound.user_id!r}) but the run's context "
+            f"names project {ctx.project!r} (user {ctx.user_id!r}): compile the graph with "
+            "store=memory.store(project=..., user_id=...) for that scope"
+        )
+    return ctx, store.memory, store.memory.scope(ctx.project, ctx.user_id)

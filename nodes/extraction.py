@@ -267,7 +267,7 @@ async def queue_failed_turn(pm: Any, turn: Sequence[TurnMessage], thread_id: str
     """Record a turn whose extraction failed (messages and error redacted) for ``retry_failed_extractions``."""
     payload = json.dumps([{"role": m.role, "text": redact_secrets(m.text), "id": m.id} for m in turn])
     error = redact_secrets(error)
-    async with pm.semantic.db.connection() as conn:
+    async with pm.semantic.db.connection(pm.scope) as conn:
         row = await (await conn.execute(
             "INSERT INTO z0_extraction_queue (project, user_id, thread_id, messages, error) "
             "VALUES (%(project)s, %(user_id)s, %(thread)s, %(messages)s::jsonb, %(error)s) RETURNING id",
@@ -283,14 +283,14 @@ async def retry_failed_extractions(memory: Any, ctx: Context) -> dict[str, int]:
     (``FOR UPDATE SKIP LOCKED``) held while it is extracted, so two retry runs at once never process the same turn.
     """
     pm = memory.scope(ctx.project, ctx.user_id)
-    async with memory.db.connection() as conn:
+    async with memory.db.connection(pm.scope) as conn:
         ids = [r["id"] for r in await (await conn.execute(
             "SELECT id FROM z0_extraction_queue WHERE project = %(project)s AND user_id = %(user_id)s ORDER BY id",
             pm.scope.params,
         )).fetchall()]
     done = failed = 0
     for queue_id in ids:
-        async with memory.db.connection() as conn, conn.transaction():
+        async with memory.db.connection(pm.scope) as conn:
             row = await (await conn.execute(
                 "SELECT id, thread_id, messages FROM z0_extraction_queue WHERE id = %s FOR UPDATE SKIP LOCKED",
                 [queue_id],

@@ -17,10 +17,13 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import psycopg
+from psycopg import sql
+from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from z0_memory.stores.embedded import EmbeddedPostgres
+from z0_memory.stores.scope import Scope
 from z0_memory.stores.vectors import VectorParam, VectorParamDumper
 from z0_memory.config import Context
 from z0_memory.errors import ConfigurationError, DatabaseError
@@ -28,6 +31,14 @@ from z0_memory.errors import ConfigurationError, DatabaseError
 log = logging.getLogger(__name__)
 
 POOL_KWARGS: dict[str, Any] = {"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row}
+# Behind a transaction-mode pooler (PgBouncer, Supabase's port 6543) consecutive transactions of one client
+# connection may run on different server connections: a statement prepared in one is unknown in the next, so
+# statements are not prepared there.
+POOLER_POOL_KWARGS: dict[str, Any] = {**POOL_KWARGS, "prepare_threshold": None}
+# The role every scoped transaction runs as (``SET LOCAL ROLE``): it owns nothing and has no BYPASSRLS, so the
+# row-level security policies of ``stores.schema`` apply to it even when the login role is a superuser or the
+# tables' owner. Created by ``setup()`` when the login role may create roles.
+APP_ROLE = "z0_app"
 
 
 # psycopg parses a statement's %(name)s placeholders once and caches the result, for statements of at most this many
@@ -91,6 +102,29 @@ HNSW_EF_SEARCH = 64
 POOL_SETTINGS = (*SESSION_SETTINGS, f"SET hnsw.ef_search = {HNSW_EF_SEARCH}")
 
 
+# The same settings for one transaction: a scoped transaction repeats them with ``SET LOCAL``, so they hold behind a
+# transaction-mode pooler too, where a connection's session settings may belong to another server connection.
+LOCAL_SETTINGS = tuple(setting.replace("SET ", "SET LOCAL ", 1) for setting in POOL_SETTINGS)
+
+
+def scope_settings(project: str, user_id: str, *, role: str | None) -> str:
+    """The statement that opens a scoped transaction: ``BEGIN``, the scope the row-level security policies read
+    (``z0.project``, ``z0.user_id``), the search settings, and the application role when there is one.
+
+    One simple-protocol statement, so opening a scoped transaction costs one round trip. ``project`` and
+    ``user_id`` are validated key segments (letters, digits, ``_ - .``) and are quoted as literals anyway.
+    """
+    parts = [
+        "BEGIN",
+        sql.SQL("SELECT set_config('z0.project', {}, true), set_config('z0.user_id', {}, true)").format(
+            sql.Literal(project), sql.Literal(user_id)),
+        *(sql.SQL(setting) for setting in LOCAL_SETTINGS),
+    ]
+    if role:
+        parts.append(sql.SQL("SET LOCAL ROLE {}").format(sql.Identifier(role)))
+    return "; ".join(p if isinstance(p, str) else p.as_string(None) for p in parts)
+
+
 async def configure_connection(conn: psycopg.AsyncConnection) -> None:
     """What every pooled connection needs before its first statement (the pool's ``configure`` callback)."""
     conn.adapters.register_dumper(VectorParam, VectorParamDumper)
@@ -113,6 +147,33 @@ async def check_connection(conn: psycopg.AsyncConnection) -> None:
         await AsyncConnectionPool.check_connection(conn)
 
 
+async def _end_transaction(conn: psycopg.AsyncConnection, command: str, *, fail: bool = False) -> None:
+    """COMMIT or ROLLBACK a scoped transaction. A rollback after an error never hides that error: on a connection
+    that broke, the pool discards it on return; a failed COMMIT raises (``fail``), since the block's writes are lost."""
+    if conn.closed or conn.broken or conn.pgconn.transaction_status == TransactionStatus.IDLE:
+        if fail and (conn.closed or conn.broken):
+            raise DatabaseError("the connection to the database broke before the transaction committed")
+        return
+    try:
+        await conn.execute(command, prepare=False)
+    except psycopg.Error:
+        if fail:
+            raise
+        log.debug("%s of a scoped transaction failed", command, exc_info=True)
+
+
+def uses_transaction_pooler(url: str, setting: str) -> bool:
+    """Whether ``url`` goes through a transaction-mode pooler: ``Context.database_pooler`` says so ("transaction"
+    or "none"), or, on "auto", the URL's port is 6543 (Supabase's transaction pooler)."""
+    if setting != "auto":
+        return setting == "transaction"
+    try:
+        port = psycopg.conninfo.conninfo_to_dict(url).get("port")
+    except psycopg.ProgrammingError:
+        return False
+    return str(port) == "6543"
+
+
 def _readable(fd: int) -> bool:
     if not hasattr(select, "poll"):  # Windows
         return bool(select.select([fd], [], [], 0)[0])
@@ -125,15 +186,20 @@ class Database:
     """Owns the connection pools (and the embedded server, when used) for one process."""
 
     def __init__(self, context: Context, *, pool_max_size: int = 10, open_timeout: float = 15.0,
-                 connection_timeout: float = 30.0) -> None:
+                 connection_timeout: float | None = None) -> None:
         self.context = context
         self.pool_max_size = pool_max_size
         self.open_timeout = open_timeout
-        self.connection_timeout = connection_timeout  # how long a statement waits for a pooled connection
+        # how long a statement waits for a pooled connection: short enough for an interactive turn to fail fast
+        # when the server is gone (Context.database_timeout_s)
+        self.connection_timeout = (float(context.database_timeout_s) if connection_timeout is None
+                                   else connection_timeout)
         self.url: str | None = None
         self.embedded: EmbeddedPostgres | None = None
         self.pool: AsyncConnectionPool | None = None
         self.engine: Any = None  # langchain_postgres.PGEngine
+        self.pooler = False  # behind a transaction-mode pooler (resolved at open)
+        self.app_role: str | None = None  # the role scoped transactions run as (resolved by setup)
 
     @property
     def description(self) -> str:
@@ -146,6 +212,7 @@ class Database:
             return self
         if self.context.database_url:
             self.url = validate_url(self.context.database_url)
+            self.pooler = uses_transaction_pooler(self.url, self.context.database_pooler)
         else:
             self.embedded = EmbeddedPostgres(self.context.data_dir)
             self.url = await asyncio.to_thread(self.embedded.start)
@@ -176,7 +243,8 @@ class Database:
     async def _open_pool(self) -> None:
         await self._probe()
         self.pool = AsyncConnectionPool(
-            self.url, min_size=1, max_size=self.pool_max_size, kwargs=dict(POOL_KWARGS), open=False,
+            self.url, min_size=1, max_size=self.pool_max_size,
+            kwargs=dict(POOLER_POOL_KWARGS if self.pooler else POOL_KWARGS), open=False,
             configure=configure_connection,
             check=check_connection, name="z0-memory", timeout=self.connection_timeout,
         )
@@ -224,8 +292,13 @@ class Database:
         self.engine = PGEngine.from_engine(engine)
 
     @asynccontextmanager
-    async def connection(self) -> AsyncIterator[psycopg.AsyncConnection]:
+    async def connection(self, scope: Scope | None = None) -> AsyncIterator[psycopg.AsyncConnection]:
         """``async with db.connection() as conn``: a pooled autocommit connection with dict rows.
+
+        With a ``scope``, the block is one transaction bound to that scope (:func:`scope_settings`): the database's
+        row-level security admits only that project's and user's rows, whatever the statements ask for; it commits
+        when the block ends and rolls back on an error. Without one, it is the login role's connection: set-up,
+        statistics, and the operator surfaces (the server-wide store, ``z0-memory`` admin commands).
 
         The pool checks a connection before handing it out, so after a server restart the next statement gets a
         fresh one; while the server is unreachable this raises :class:`DatabaseError` after ``connection_timeout``.
@@ -238,10 +311,19 @@ class Database:
         except PoolTimeout as exc:
             raise DatabaseError(
                 f"no connection to {self.description} within {pool.timeout:g} s: the server is down or unreachable, "
-                f"or all {self.pool_max_size} connections stayed busy"
+                f"or all {self.pool_max_size} connections stayed busy (Z0_DATABASE_TIMEOUT_S sets the wait)"
             ) from exc
         try:
-            yield conn
+            if scope is None:
+                yield conn
+                return
+            await conn.execute(scope_settings(scope.project, scope.user_id, role=self.app_role), prepare=False)
+            try:
+                yield conn
+            except BaseException:
+                await _end_transaction(conn, "ROLLBACK")
+                raise
+            await _end_transaction(conn, "COMMIT", fail=True)
         finally:
             await pool.putconn(conn)
 

@@ -79,7 +79,7 @@ class FactStore:
     async def get(self, key: str | MemoryKey) -> FactVersion | None:
         """The current version of ``key``, or None."""
         k = self.scope.key(key)
-        async with self.db.connection() as conn:
+        async with self.db.connection(self.scope) as conn:
             row = await (await conn.execute(
                 f"SELECT {_FACT_COLUMNS} FROM z0_facts WHERE project = %(project)s AND user_id = %(user_id)s "
                 "AND category = %(category)s AND entity = %(entity)s AND valid_to IS NULL", self._params(k),
@@ -90,7 +90,7 @@ class FactStore:
         """Facts of the project (or of one category), current versions unless history is asked for."""
         if category is not None:
             validate_segment(category, "category")
-        async with self.db.connection() as conn:
+        async with self.db.connection(self.scope) as conn:
             rows = await (await conn.execute(
                 f"SELECT {_FACT_COLUMNS} FROM z0_facts WHERE project = %(project)s AND user_id = %(user_id)s "
                 "AND (%(category)s::text IS NULL OR category = %(category)s) "
@@ -99,10 +99,18 @@ class FactStore:
             )).fetchall()
         return [_version(r) for r in rows]
 
+    async def categories(self) -> list[str]:
+        """The categories that hold a current fact in this scope."""
+        async with self.db.connection(self.scope) as conn:
+            rows = await (await conn.execute(
+                "SELECT DISTINCT category FROM z0_facts WHERE project = %(project)s AND user_id = %(user_id)s "
+                "AND valid_to IS NULL ORDER BY 1", self.scope.params)).fetchall()
+        return [r["category"] for r in rows]
+
     async def history(self, key: str | MemoryKey) -> list[FactVersion]:
         """Every version of ``key``, oldest first."""
         k = self.scope.key(key)
-        async with self.db.connection() as conn:
+        async with self.db.connection(self.scope) as conn:
             rows = await (await conn.execute(
                 f"SELECT {_FACT_COLUMNS} FROM z0_facts WHERE project = %(project)s AND user_id = %(user_id)s "
                 "AND category = %(category)s AND entity = %(entity)s ORDER BY version", self._params(k),
@@ -125,7 +133,7 @@ class FactStore:
         text = mirror_text(k, value, prov.rationale, statement)
         vector = await self.embeddings.aembed_query(text)
         params = self._params(k)
-        async with self.db.connection() as conn, conn.transaction():
+        async with self.db.connection(self.scope) as conn:
             await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"z0fact|{self.scope.user_id}|{k}"])
             row = await (await conn.execute(
                 f"SELECT {_FACT_COLUMNS} FROM z0_facts WHERE project = %(project)s AND user_id = %(user_id)s "
@@ -174,7 +182,7 @@ class FactStore:
         """Delete the current version (or every version) of ``key`` and its search mirror; returns rows deleted."""
         k = self.scope.key(key)
         params = {**self._params(k), "key": str(k), "all": include_history}
-        async with self.db.connection() as conn, conn.transaction():
+        async with self.db.connection(self.scope) as conn:
             await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [f"z0fact|{self.scope.user_id}|{k}"])
             cur = await conn.execute(
                 "DELETE FROM z0_facts WHERE project = %(project)s AND user_id = %(user_id)s AND category = "

@@ -4,12 +4,17 @@ This is how graph nodes reach long-term memory, the LangGraph way: compile a gra
 ``store=memory.store()`` (or let ``langgraph dev`` build it from ``langgraph.json``), and every node finds the
 memory at ``runtime.store``. It is also a usable ``BaseStore`` for any other LangGraph code:
 
+* a store is bound to one scope (``memory.store()``: the context's project and user) or is the operator's
+  (``memory.operator_store()``, what ``langgraph dev`` gets): a bound store takes namespaces ``(category,)`` or
+  ``(its project, category)`` and refuses any other project, and graphs run on it must run in its scope; the
+  operator's store takes ``(project, category)`` for any project;
 * namespace ``(project, category)`` + key ``entity`` is the KV fact ``project:category:entity``;
   ``put`` with ``{"value": "...", "rationale": ..., "confidence": ...}`` supersedes (history kept), ``put`` with
   ``None`` forgets the current version, ``get`` returns the current version;
 * ``search((project,), query=...)`` is hybrid search over the project's memories; without a query it lists facts;
-* ``list_namespaces`` lists the ``(project, category)`` pairs that hold facts in the context's user partition (the
-  shared one unless the context names a user), as every other operation reads that partition.
+* ``search`` and listing honour ``filter`` (equality on the returned value's fields) before ``limit``/``offset``;
+* ``list_namespaces`` lists the ``(project, category)`` pairs that hold facts in the store's user partition (the
+  context's for the operator's store), as every other operation reads that partition.
 
 Only the async API exists (``abatch``): the memory runs on psycopg's async pool.
 """
@@ -21,8 +26,9 @@ from typing import TYPE_CHECKING, Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, ListNamespacesOp, PutOp, Result, SearchItem, SearchOp
 
-from z0_memory.errors import ConfigurationError, Z0Error
+from z0_memory.errors import ConfigurationError, InvalidKeyError, Z0Error
 from z0_memory.schemas import FactVersion, MemoryKey, Provenance
+from z0_memory.stores.scope import Scope
 
 if TYPE_CHECKING:
     from z0_memory.memory import Z0Memory
@@ -34,17 +40,46 @@ def _item_value(fact: FactVersion) -> dict[str, Any]:
             "thread_id": fact.provenance.thread_id, "confirmations": fact.confirmations}
 
 
-def _key(namespace: tuple[str, ...], key: str) -> MemoryKey:
-    if len(namespace) != 2:
-        raise ConfigurationError(f"Z0Store namespaces are (project, category); got {namespace!r}")
-    return MemoryKey(project=namespace[0], category=namespace[1], entity=key)
+# How many candidates a filtered search reads per result asked for: the filter runs on the values, after ranking.
+FILTER_DEPTH = 5
+
+
+def _matches(value: dict[str, Any], wanted: dict[str, Any] | None) -> bool:
+    return not wanted or all(value.get(field) == expected for field, expected in wanted.items())
 
 
 class Z0Store(BaseStore):
-    """A LangGraph store backed by a :class:`~z0_memory.memory.Z0Memory` (which it does not own)."""
+    """A LangGraph store backed by a :class:`~z0_memory.memory.Z0Memory` (which it does not own), bound to
+    ``scope`` or, with ``scope=None``, the operator's store over every project."""
 
-    def __init__(self, memory: Z0Memory) -> None:
+    def __init__(self, memory: Z0Memory, scope: Scope | None = None) -> None:
         self.memory = memory
+        self.scope = scope
+
+    def _project(self, namespace: tuple[str, ...], what: str) -> tuple[str, tuple[str, ...]]:
+        """The project a namespace reaches and the rest of it; a bound store refuses any project but its own."""
+        if self.scope is None:
+            if not namespace:
+                raise ConfigurationError(f"Z0Store.{what} needs a namespace starting with the project")
+            return namespace[0], tuple(namespace[1:])
+        if len(namespace) >= 2 and namespace[0] != self.scope.project:
+            raise InvalidKeyError(
+                f"this store is bound to project {self.scope.project!r}; namespace {namespace!r} names another "
+                "project. Open a store for that project with memory.store(project=...)")
+        if len(namespace) >= 2 or (namespace and namespace[0] == self.scope.project):
+            return self.scope.project, tuple(namespace[1:])
+        return self.scope.project, tuple(namespace)
+
+    def _key(self, namespace: tuple[str, ...], key: str) -> MemoryKey:
+        project, rest = self._project(tuple(namespace), "get/put")
+        if len(rest) != 1:
+            raise ConfigurationError(
+                f"Z0Store namespaces are (category,) or (project, category); got {tuple(namespace)!r}")
+        return MemoryKey(project=project, category=rest[0], entity=key)
+
+    def _stores(self, project: str) -> Any:
+        user_id = self.scope.user_id if self.scope is not None else None
+        return self.memory.scope(project, user_id)
 
     def batch(self, ops: Iterable[Any]) -> list[Result]:
         raise Z0Error("Z0Store is async-only: run the graph with ainvoke/astream (or call the a* store methods)")
@@ -54,12 +89,12 @@ class Z0Store(BaseStore):
 
     async def _one(self, op: Any) -> Result:
         if isinstance(op, GetOp):
-            k = _key(op.namespace, op.key)
-            fact = await self.memory.scope(k.project).facts.get(k)
+            k = self._key(op.namespace, op.key)
+            fact = await self._stores(k.project).facts.get(k)
             return self._item(fact) if fact else None
         if isinstance(op, PutOp):
-            k = _key(op.namespace, op.key)
-            facts = self.memory.scope(k.project).facts
+            k = self._key(op.namespace, op.key)
+            facts = self._stores(k.project).facts
             if op.value is None:
                 await facts.forget(k)
                 return None
@@ -89,28 +124,35 @@ class Z0Store(BaseStore):
                     created_at=fact.valid_from, updated_at=fact.valid_from)
 
     async def _search(self, op: SearchOp) -> list[SearchItem]:
-        if not op.namespace_prefix:
-            raise ConfigurationError("Z0Store.search needs a namespace prefix starting with the project")
-        project, category = op.namespace_prefix[0], (op.namespace_prefix[1] if len(op.namespace_prefix) > 1 else None)
-        pm = self.memory.scope(project)
+        project, rest = self._project(tuple(op.namespace_prefix), "search")
+        category = rest[0] if rest else None
+        pm = self._stores(project)
+        wanted = op.filter or None
         if op.query:
-            hits = await pm.semantic.hybrid_search(op.query, op.limit + op.offset, category=category)
-            return [SearchItem(namespace=(project, h.category or ""), key=h.key or h.id,
-                               value={"content": h.content, "kind": h.kind, "rationale": h.rationale},
-                               created_at=h.created_at, updated_at=h.created_at, score=h.score)
-                    for h in hits[op.offset:]]
-        facts = await pm.facts.list(category)
-        return [SearchItem(namespace=(project, f.key.category), key=f.key.entity, value=_item_value(f),
-                           created_at=f.valid_from, updated_at=f.valid_from)
-                for f in facts[op.offset:op.offset + op.limit]]
+            depth = (op.limit + op.offset) * (FILTER_DEPTH if wanted else 1)
+            hits = await pm.semantic.hybrid_search(op.query, depth, category=category)
+            items = [SearchItem(namespace=(project, h.category or ""), key=h.key or h.id,
+                                value={"content": h.content, "kind": h.kind, "rationale": h.rationale},
+                                created_at=h.created_at, updated_at=h.created_at, score=h.score)
+                     for h in hits]
+        else:
+            items = [SearchItem(namespace=(project, f.key.category), key=f.key.entity, value=_item_value(f),
+                                created_at=f.valid_from, updated_at=f.valid_from)
+                     for f in await pm.facts.list(category)]
+        items = [item for item in items if _matches(item.value, wanted)]
+        return items[op.offset:op.offset + op.limit]
 
     async def _namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        async with self.memory.db.connection() as conn:
-            rows = await (await conn.execute(
-                "SELECT DISTINCT project, category FROM z0_facts WHERE valid_to IS NULL AND user_id = %s ORDER BY 1, 2",
-                [self.memory.context.user_id],
-            )).fetchall()
-        spaces = [(r["project"], r["category"]) for r in rows]
+        if self.scope is not None:
+            pm = self._stores(self.scope.project)
+            spaces = [(self.scope.project, category) for category in await pm.facts.categories()]
+        else:
+            async with self.memory.db.connection() as conn:  # the operator's view: every project
+                rows = await (await conn.execute(
+                    "SELECT DISTINCT project, category FROM z0_facts WHERE valid_to IS NULL AND user_id = %s "
+                    "ORDER BY 1, 2", [self.memory.context.user_id],
+                )).fetchall()
+            spaces = [(r["project"], r["category"]) for r in rows]
         for cond in op.match_conditions or ():
             n = len(cond.path)
             spaces = [s for s in spaces if all(p in ("*", v) for p, v in zip(cond.path,

@@ -73,7 +73,7 @@ class PendingStore:
         return "SELECT pg_advisory_xact_lock(hashtext(%s))", [f"z0pending|{self.scope.project}|{self.scope.user_id}"]
 
     async def list(self, *, include_expired: bool = False) -> list[PendingItem]:
-        async with self.db.connection() as conn:
+        async with self.db.connection(self.scope) as conn:
             rows = await (await conn.execute(
                 f"SELECT {_COLUMNS} FROM z0_pending WHERE project = %(project)s AND user_id = %(user_id)s "
                 "AND (%(all)s OR expires_at > now()) ORDER BY last_seen DESC",
@@ -82,7 +82,7 @@ class PendingStore:
         return [_item(r) for r in rows]
 
     async def get(self, item_id: int) -> PendingItem | None:
-        async with self.db.connection() as conn:
+        async with self.db.connection(self.scope) as conn:
             row = await (await conn.execute(
                 f"SELECT {_COLUMNS} FROM z0_pending WHERE id = %(id)s AND project = %(project)s "
                 "AND user_id = %(user_id)s AND expires_at > now()", {**self.scope.params, "id": pending_id(item_id)},
@@ -106,7 +106,7 @@ class PendingStore:
         """Hold a candidate, or count it as a confirmation of the matching waiting item."""
         reject_nul("a pending candidate or its provenance", candidate, provenance)
         now = now or datetime.now(UTC)
-        async with self.db.connection() as conn, conn.transaction():
+        async with self.db.connection(self.scope) as conn:
             await conn.execute(*self._lock_sql())
             rows = await (await conn.execute(
                 f"SELECT {_COLUMNS} FROM z0_pending WHERE project = %(project)s AND user_id = %(user_id)s "
@@ -142,7 +142,7 @@ class PendingStore:
 
         Two callers taking the same item: exactly one gets it, so a promotion happens once.
         """
-        async with self.db.connection() as conn:
+        async with self.db.connection(self.scope) as conn:
             row = await (await conn.execute(
                 f"DELETE FROM z0_pending WHERE id = %(id)s AND project = %(project)s AND user_id = %(user_id)s "
                 f"AND expires_at > now() RETURNING {_COLUMNS}", {**self.scope.params, "id": pending_id(item_id)},
@@ -150,7 +150,7 @@ class PendingStore:
         return _item(row) if row else None
 
     async def purge_expired(self, *, now: datetime | None = None) -> int:
-        async with self.db.connection() as conn:
+        async with self.db.connection(self.scope) as conn:
             cur = await conn.execute(
                 "DELETE FROM z0_pending WHERE project = %(project)s AND user_id = %(user_id)s "
                 "AND expires_at <= %(now)s", {**self.scope.params, "now": now or datetime.now(UTC)},

@@ -153,7 +153,7 @@ async def _dense_rows(pm: ProjectMemory, sql: str, query: str, k: int, include_h
         query_vector = await pm.semantic.embeddings.aembed_query(query)
     params = {**pm.semantic.scope.params, "v": VectorParam(query_vector), "all": include_history, "k": k,
               "since": since, "until": until}
-    async with pm.semantic.db.connection() as conn:
+    async with pm.semantic.db.connection(pm.semantic.scope) as conn:
         return await (await conn.execute(sql, params)).fetchall()
 
 
@@ -171,7 +171,7 @@ async def hybrid_search(pm: ProjectMemory, query: str, k: int, *, include_histor
     try:
         # BM25's connection goes back before the dense half is awaited: a search holding one connection while it
         # waits for another would deadlock a pool that every concurrent search has emptied that way
-        async with pm.semantic.db.connection() as conn:
+        async with pm.semantic.db.connection(pm.semantic.scope) as conn:
             sparse = await _bm25_rows(conn, pm, _BM25_IDS_SQL, query, depth, include_history, **period)
         ranked = rrf_ranking([[str(row["id"]) for row in sparse], [str(row["id"]) for row in await dense]], k,
                              weights=[KEYWORD_WEIGHT, DENSE_WEIGHT], rrf_k=HYBRID_RRF_K)
@@ -179,7 +179,7 @@ async def hybrid_search(pm: ProjectMemory, query: str, k: int, *, include_histor
         settle(dense)
     if not ranked:
         return []
-    async with pm.semantic.db.connection() as conn:
+    async with pm.semantic.db.connection(pm.semantic.scope) as conn:
         rows = await (await conn.execute(_ROWS_SQL, {**pm.semantic.scope.params, "all": include_history,
                                                      "ids": [i for i, _ in ranked]})).fetchall()
     by_id = {str(row["id"]): row for row in rows}
@@ -391,7 +391,7 @@ async def bm25_plan_for(pm: ProjectMemory, query: str, *, include_history: bool 
     params = _bm25_params(pm, query, include_history, pool)
     if params is None:
         return None
-    async with pm.semantic.db.connection() as conn:
+    async with pm.semantic.db.connection(pm.semantic.scope) as conn:
         return await _bm25_plan(conn, params)
 
 
@@ -410,7 +410,7 @@ async def bm25_search(pm: ProjectMemory, query: str, k: int, *, include_history:
     visits hundreds of rows instead of tens of thousands. ``since`` / ``until`` keep candidates created in that
     period only (the statistics stay the scope's).
     """
-    async with pm.semantic.db.connection() as conn:
+    async with pm.semantic.db.connection(pm.semantic.scope) as conn:
         rows = await _bm25_rows(conn, pm, _BM25_SQL, query, k, include_history, pool=pool, since=since, until=until)
     return [hit_from_record(_record(row), float(row["score"]), "keyword") for row in rows]
 
@@ -481,7 +481,7 @@ async def expand_neighbors(pm: ProjectMemory, hits: Sequence[Hit], *, anchors: i
         return list(hits)
     params = {**pm.semantic.scope.params, "all": include_history, "groups": [w[0] for w in wanted],
               "orders": [w[1] for w in wanted], "anchors": [w[2] for w in wanted]}
-    async with pm.semantic.db.connection() as conn:
+    async with pm.semantic.db.connection(pm.semantic.scope) as conn:
         rows = await (await conn.execute(_NEIGHBOR_SQL, params)).fetchall()
     after: dict[int, list[Hit]] = {}
     for row in rows:

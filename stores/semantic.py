@@ -19,7 +19,7 @@ import json
 import logging
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -98,6 +98,23 @@ INSERT_SQL = (
     "%(kind)s, %(confidence)s, %(created_at)s, %(superseded_at)s, %(fact_key)s, %(fact_version)s, "
     "%(source_ids)s, %(search_text)s, %(search_context)s, %(context)s, %(metadata)s::json)"
 )
+
+
+# Ids a caller gives (``NewMemory.id``: an import's turn ids, say) are namespaced by the scope before they become
+# row ids, so no scope can take an id another scope will use (a squatted id made every later write of the victim
+# fail), and adding a known id tells nothing about other scopes. The same given id in the same scope is the same row:
+# adding it again keeps the stored one (``ADD_SQL``), which makes re-imports idempotent.
+SCOPED_ID_NAMESPACE = uuid.UUID("0b7e8f0a-5c4d-4e1f-9a2b-6d3c8e7f1a20")
+ADD_SQL = INSERT_SQL + " ON CONFLICT (id) DO NOTHING"
+
+
+def scoped_id(scope: Scope, given: str) -> str:
+    """The row id of a caller-given id in ``scope``."""
+    return str(uuid.uuid5(SCOPED_ID_NAMESPACE, f"{scope.project}\x1f{scope.user_id}\x1f{given}"))
+
+
+def _scoped(scope: Scope, memory: NewMemory) -> NewMemory:
+    return replace(memory, id=scoped_id(scope, str(memory.id))) if memory.id else memory
 
 
 def row_params(
@@ -206,10 +223,10 @@ class SemanticStore:
             vectors = await next_vectors
             # embed the next batch while this one is written (embedding runs in a worker thread)
             next_vectors = asyncio.ensure_future(self._embed(batches[n + 1])) if n + 1 < len(batches) else None
-            rows = [row_params(self.scope, m, v) for m, v in zip(batch, vectors, strict=True)]
+            rows = [row_params(self.scope, _scoped(self.scope, m), v) for m, v in zip(batch, vectors, strict=True)]
             try:
-                async with self.db.connection() as conn, conn.transaction(), conn.cursor() as cur:
-                    await cur.executemany(INSERT_SQL, rows)  # pipelined: one round trip per batch, not per row
+                async with self.db.connection(self.scope) as conn, conn.cursor() as cur:
+                    await cur.executemany(ADD_SQL, rows)  # pipelined: one round trip per batch, not per row
             except BaseException:
                 if next_vectors is not None:
                     next_vectors.cancel()
@@ -231,7 +248,7 @@ class SemanticStore:
         is logged and leaves the statistics to autovacuum.
         """
         try:
-            async with self.db.connection() as conn:
+            async with self.db.connection() as conn:  # ANALYZE needs the owner: not scoped
                 row = await (await conn.execute(
                     "SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [SEMANTIC_TABLE])).fetchone()
                 analyzed = max(0.0, float(row["reltuples"])) if row else 0.0
@@ -252,8 +269,9 @@ class SemanticStore:
         memory confirm one row instead of each adding a duplicate. Returns (action, row id, stored content).
         """
         _check(memory)
+        memory = _scoped(self.scope, memory)
         vector = (await self.embeddings.aembed_documents([indexed_text(memory.content, memory.context)]))[0]
-        async with self.db.connection() as conn, conn.transaction():
+        async with self.db.connection(self.scope) as conn:
             await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
                                [f"z0memory|{self.scope.project}|{self.scope.user_id}"])
             for hit in await self._keyword_search(conn, memory.content, candidates):
@@ -268,7 +286,7 @@ class SemanticStore:
             uuid.UUID(str(memory_id))
         except ValueError:
             return None
-        async with self.db.connection() as conn:
+        async with self.db.connection(self.scope) as conn:
             row = await (await conn.execute(
                 f"SELECT {_COLUMNS} FROM {SEMANTIC_TABLE} WHERE id = %(id)s AND project = %(project)s "
                 "AND user_id = %(user_id)s", {**self.scope.params, "id": str(memory_id)},
@@ -279,7 +297,7 @@ class SemanticStore:
                    include_superseded: bool = False, limit: int = 100) -> list[MemoryRecord]:
         if category is not None:
             validate_segment(category, "category")
-        async with self.db.connection() as conn:
+        async with self.db.connection(self.scope) as conn:
             rows = await (await conn.execute(
                 f"SELECT {_COLUMNS} FROM {SEMANTIC_TABLE} WHERE project = %(project)s AND user_id = %(user_id)s "
                 "AND (%(category)s::text IS NULL OR category = %(category)s) "
@@ -328,7 +346,7 @@ class SemanticStore:
         another's context. The retrieval loop's BM25 (``recipes.bm25_search``) has it, and discounts them."""
         if category is not None:
             validate_segment(category, "category")
-        async with self.db.connection() as conn:
+        async with self.db.connection(self.scope) as conn:
             return await self._keyword_search(conn, query, k, include_superseded=include_superseded,
                                               category=category)
 
@@ -359,7 +377,7 @@ class SemanticStore:
 
     async def supersede(self, memory_id: str, *, at: datetime | None = None) -> bool:
         """Mark a memory superseded (it stays, ranked low, reachable by history queries)."""
-        async with self.db.connection() as conn:
+        async with self.db.connection(self.scope) as conn:
             cur = await conn.execute(
                 f"UPDATE {SEMANTIC_TABLE} SET superseded_at = %(at)s WHERE id = %(id)s AND project = %(project)s "
                 "AND user_id = %(user_id)s AND superseded_at IS NULL",
@@ -369,7 +387,7 @@ class SemanticStore:
 
     async def confirm(self, memory_id: str) -> int:
         """Record that a memory was said again; returns its confirmation count (0 if it is not in this scope)."""
-        async with self.db.connection() as conn:
+        async with self.db.connection(self.scope) as conn:
             return await self._confirm(conn, memory_id)
 
     async def _confirm(self, conn: Any, memory_id: str) -> int:
@@ -392,7 +410,7 @@ class SemanticStore:
                 continue
         if not ids:
             return 0
-        async with self.db.connection() as conn:
+        async with self.db.connection(self.scope) as conn:
             cur = await conn.execute(
                 f"DELETE FROM {SEMANTIC_TABLE} WHERE id = ANY(%(ids)s::uuid[]) AND project = %(project)s "
                 "AND user_id = %(user_id)s", {**self.scope.params, "ids": ids},
@@ -400,7 +418,7 @@ class SemanticStore:
             return cur.rowcount
 
     async def count(self) -> int:
-        async with self.db.connection() as conn:
+        async with self.db.connection(self.scope) as conn:
             row = await (await conn.execute(
                 f"SELECT count(*) AS n FROM {SEMANTIC_TABLE} WHERE project = %(project)s AND user_id = %(user_id)s",
                 self.scope.params,

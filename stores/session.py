@@ -1,20 +1,31 @@
 """Session (layer 3): LangGraph's Postgres checkpointer on the same database as the long-term memory.
 
-A thread is a session. The async saver shares the memory's psycopg pool; the sync factory opens a small pool of
-its own (for sync graphs and scripts) and closes it on exit.
+A thread is a session, and a thread belongs to one scope: :class:`ScopedCheckpointer` stores a thread under a
+project-qualified id (``"{project}:{user_id}:{thread_id}"``) and runs every statement in a scoped transaction, so
+the same thread id under two projects is two threads, and the database's row-level security refuses another
+scope's checkpoints whatever id is asked for. Callers see their own thread ids only. The unscoped saver
+(:func:`async_checkpointer`) is the operator's: ``langgraph dev`` gets it through ``langgraph.json``, where the
+server owns thread ids and has no caller identity. The sync factory opens a small pool of its own (for sync graphs
+and scripts) and closes it on exit.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
+from typing import Any
 
+from langchain_core.runnables import RunnableConfig
+from langgraph.checkpoint.base import CheckpointTuple
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
+from z0_memory.errors import DatabaseError, InvalidInputError
 from z0_memory.stores.database import POOL_KWARGS, Database
+from z0_memory.stores.scope import Scope
 
 # The state channels hold these pydantic models; the checkpointer may restore exactly these.
 STATE_TYPES = [("z0_memory.schemas", name) for name in ("Hit", "Verdict", "RoundTrace", "RouteDecision")]
@@ -22,12 +33,92 @@ SERDE = JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
 
 
 def async_checkpointer(db: Database) -> AsyncPostgresSaver:
-    """An async checkpointer on the database's pool (tables are made by ``setup()``)."""
+    """The unscoped async checkpointer on the database's pool: every thread of every project (the operator's)."""
     if db.pool is None:
-        from z0_memory.errors import DatabaseError
-
         raise DatabaseError("open the database before asking for a checkpointer")
     return AsyncPostgresSaver(db.pool, serde=SERDE)
+
+
+def thread_prefix(scope: Scope) -> str:
+    """How a scope's thread ids begin in the checkpoint tables (segments never contain ':')."""
+    return f"{scope.project}:{scope.user_id}:"
+
+
+class ScopedCheckpointer(AsyncPostgresSaver):
+    """LangGraph's async Postgres checkpointer bound to one scope (tables are made by ``setup()``)."""
+
+    def __init__(self, db: Database, scope: Scope) -> None:
+        if db.pool is None:
+            raise DatabaseError("open the database before asking for a checkpointer")
+        super().__init__(db.pool, serde=SERDE)
+        self.db = db
+        self.scope = scope
+        self.prefix = thread_prefix(scope)
+
+    # thread ids in and out -------------------------------------------------------------------------------------
+    def _stored_id(self, thread_id: Any) -> str:
+        text = str(thread_id)
+        if not text or "\x00" in text or len(text) > 512:
+            raise InvalidInputError("a thread id must be 1-512 characters without NUL")
+        return self.prefix + text
+
+    def _inner(self, config: RunnableConfig) -> RunnableConfig:
+        configurable = dict(config.get("configurable") or {})
+        if "thread_id" in configurable:
+            configurable["thread_id"] = self._stored_id(configurable["thread_id"])
+        return {**config, "configurable": configurable}
+
+    def _outer(self, config: RunnableConfig | None) -> RunnableConfig | None:
+        if config is None:
+            return None
+        configurable = dict(config.get("configurable") or {})
+        thread_id = configurable.get("thread_id")
+        if isinstance(thread_id, str) and thread_id.startswith(self.prefix):
+            configurable["thread_id"] = thread_id[len(self.prefix):]
+        return {**config, "configurable": configurable}
+
+    def _outer_tuple(self, found: CheckpointTuple) -> CheckpointTuple:
+        return found._replace(config=self._outer(found.config), parent_config=self._outer(found.parent_config))
+
+    # every statement in a transaction bound to the scope -------------------------------------------------------
+    @asynccontextmanager
+    async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[Any]:
+        async with self.lock, self.db.connection(self.scope) as conn:
+            if pipeline and self.supports_pipeline:
+                async with conn.pipeline(), conn.cursor(binary=True, row_factory=dict_row) as cur:
+                    yield cur
+            else:
+                async with conn.cursor(binary=True, row_factory=dict_row) as cur:
+                    yield cur
+
+    # the BaseCheckpointSaver interface -------------------------------------------------------------------------
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        found = await super().aget_tuple(self._inner(config))
+        return self._outer_tuple(found) if found else None
+
+    async def alist(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
+                    before: RunnableConfig | None = None, limit: int | None = None) -> AsyncIterator[CheckpointTuple]:
+        async for found in super().alist(self._inner(config) if config else None, filter=filter,
+                                         before=self._inner(before) if before else None, limit=limit):
+            yield self._outer_tuple(found)
+
+    async def aput(self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any) -> RunnableConfig:
+        return self._outer(await super().aput(self._inner(config), checkpoint, metadata, new_versions))
+
+    async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
+                          task_path: str = "") -> None:
+        await super().aput_writes(self._inner(config), writes, task_id, task_path)
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await super().adelete_thread(self._stored_id(thread_id))
+
+    async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        if isinstance(thread_ids, str):
+            raise TypeError("thread_ids must be a sequence of thread IDs, not a str")
+        await super().aprune([self._stored_id(t) for t in thread_ids], strategy=strategy)
+
+    async def aget_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]) -> Any:
+        return await super().aget_delta_channel_history(config=self._inner(config), channels=channels)
 
 
 @contextmanager

@@ -63,5 +63,7 @@ async def test_store_namespaces_are_those_of_its_user_partition(memory):
     await memory.scope("alpha", "bob").facts.put("alpha:health:diagnosis", "private")
     await memory.scope("beta").facts.put("beta:deploy:region", "Frankfurt")
     assert memory.context.user_id == ""
-    assert await memory.store().alist_namespaces() == [("alpha", "stack"), ("beta", "deploy")]
-    assert await memory.store().alist_namespaces(prefix=("alpha",)) == [("alpha", "stack")]
+    assert await memory.operator_store().alist_namespaces() == [("alpha", "stack"), ("beta", "deploy")]
+    assert await memory.store(project="alpha").alist_namespaces() == [("alpha", "stack")]
+    assert await memory.operator_store().alist_namespaces(prefix=("alpha",)) == [("alpha", "stack")]
+    assert await memory.store().alist_namespaces() == []  # the context's project, acme, holds no facts

@@ -219,7 +219,7 @@ async def run_op(memory, model: Model, op: str, scope, n: int) -> None:
             assert item is not None and mk in item.candidate.content
             model.pending[scope].discard(item.id)
     elif op.startswith("store_"):
-        store = memory.store()
+        store = memory.store(scope[0])
         if scope[1]:  # the store API works on the project's shared memory; users go through the scoped stores
             scope = (scope[0], "")
             pm, mk, key = memory.scope(scope[0]), MARKERS[scope], f"{scope[0]}:{CATEGORY}:{entity}"
@@ -241,19 +241,19 @@ async def run_op(memory, model: Model, op: str, scope, n: int) -> None:
                 assert item.namespace[0] == scope[0] and not foreign_markers(scope, text), text
                 assert mk in text or not any(m in text for m in MARKERS.values()), text
     elif op == "retrieval":
-        graph = retrieval_builder.compile(store=memory.store())
+        graph = retrieval_builder.compile(store=memory.store(*scope))
         out = await graph.ainvoke({"question": f"what do we know about {ALL_MARKERS} ent0 caching?"},
                                   context=ctx_for(scope))
         check_hits(scope, out["memories"], model, "retrieval graph")
     elif op == "recall":
         runtime = ToolRuntime(state={}, context=ctx_for(scope), config={}, stream_writer=lambda _: None,
-                              tool_call_id="call-1", store=memory.store())
+                              tool_call_id="call-1", store=memory.store(*scope))
         text = await recall_memory.ainvoke({"query": f"{ALL_MARKERS} notes and decisions", "runtime": runtime})
         block = text.rsplit("\n", 1)[0]  # the last line is the search summary, which repeats the query
         assert block.count("<memory>") == 1 and not foreign_markers(scope, block), text
     elif op == "extract":
         before = await scope_rows(memory)
-        graph = extraction_builder.compile(store=memory.store())
+        graph = extraction_builder.compile(store=memory.store(*scope))
         await graph.ainvoke({"messages": [HumanMessage(f"We decided to use {mk}db as the database for the app.")]},
                             context=ctx_for(scope))
         after = await scope_rows(memory)

@@ -46,9 +46,10 @@ def asking_agent(call: Call) -> AIMessage | str:
             "Supabase Postgres with id uuid primary key, email text unique, created_at timestamptz.")
 
 
-def compiled(memory, mode: str):
+def compiled(memory, mode: str, project: str = "acme"):
+    """A graph for one project: its store and checkpointer are bound to that project's scope."""
     builder = chat_builder if mode == "chat" else code_builder
-    return builder.compile(store=memory.store(), checkpointer=memory.checkpointer())
+    return builder.compile(store=memory.store(project), checkpointer=memory.checkpointer(project))
 
 
 async def run_sessions(memory, mode: str, rules_root: Path) -> tuple[str, str]:
@@ -64,7 +65,7 @@ async def run_sessions(memory, mode: str, rules_root: Path) -> tuple[str, str]:
 
     same = await graph.ainvoke({"messages": [HumanMessage(WORK)]}, thread(), context=acme)
     assert [m.content for m in same["messages"] if isinstance(m, HumanMessage)] == [WORK]  # a new thread
-    other = await graph.ainvoke({"messages": [HumanMessage(WORK)]}, thread(),
+    other = await compiled(memory, mode, "other").ainvoke({"messages": [HumanMessage(WORK)]}, thread(),
                                 context=acme.replace(project="other"))
     return same["messages"][-1].content, other["messages"][-1].content
 

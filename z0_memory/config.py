@@ -119,6 +119,14 @@ class Context:
         default=None, repr=False, metadata={"description": "Postgres URL; unset -> an embedded server at data_dir."}
     )
     data_dir: str | None = field(default=None, metadata={"description": "Data dir of the embedded Postgres."})
+    database_timeout_s: float | None = field(
+        default=None, metadata={"description": "Seconds a statement waits for a database connection before failing."}
+    )
+    database_pooler: str | None = field(
+        default=None,
+        metadata={"description": "'auto' (port 6543 = transaction pooler), 'transaction' (PgBouncer/Supavisor "
+                                 "transaction mode: no prepared statements, no session state) or 'none'."},
+    )
     rules_root: str | None = field(default=None, metadata={"description": "Folder the rules files are read from."})
     rules_files: tuple[str, ...] | None = field(
         default=None, metadata={"description": "Rules files/folders, in load order, relative to rules_root."}
@@ -137,6 +145,8 @@ class Context:
             "structured_output_method": "json_schema",
             "model_timeout_s": 30.0,
             "model_retries": 2,
+            "database_timeout_s": 5.0,
+            "database_pooler": "auto",
             "rules_root": ".",
             "rules_files": DEFAULT_RULES_FILES,
             "rules_max_bytes": 64 * 1024,
@@ -199,7 +209,10 @@ class Context:
             if value < low or (high is not None and value > high):
                 bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
                 raise ConfigurationError(f"{name} must be {bounds}, got {value}")
-        for name in ("pending_ttl_days", "model_timeout_s"):
+        if self.database_pooler not in {"auto", "transaction", "none"}:
+            raise ConfigurationError(
+                f"database_pooler must be 'auto', 'transaction' or 'none', got {self.database_pooler!r}")
+        for name in ("pending_ttl_days", "model_timeout_s", "database_timeout_s"):
             if not getattr(self, name) > 0:
                 raise ConfigurationError(f"{name} must be greater than 0, got {getattr(self, name)}")
         if not isinstance(self.structured_output_method, str) or self.structured_output_method not in {"json_schema", "function_calling", "json_mode"}:

@@ -174,7 +174,7 @@ async def ingest_transcript(memory: Any, ctx: Context, path: Path, progress: Pro
     from z0_memory.graphs.extraction import builder
 
     turns = transcript_turns(path)
-    graph = builder.compile(store=memory.store())
+    graph = builder.compile(store=memory.store(ctx.project, ctx.user_id))
     written = 0
     for i, turn in enumerate(turns, 1):
         out = await graph.ainvoke({"messages": [(role, text) for role, text in turn]},

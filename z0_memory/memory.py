@@ -33,7 +33,7 @@ from z0_memory.stores.schema import (
 from z0_memory.stores.scope import Scope
 from z0_memory.stores.semantic import SemanticStore, indexed_text
 from z0_memory.stores.vectors import VectorParam
-from z0_memory.stores.session import async_checkpointer
+from z0_memory.stores.session import ScopedCheckpointer, async_checkpointer
 from z0_memory.config import Context
 from z0_memory.errors import DatabaseError
 from z0_memory.providers import Providers
@@ -51,7 +51,7 @@ class ProjectMemory:
     async def forget_everything(self) -> int:
         """Delete every fact version, memory, pending item and queued turn of this scope (only); rows deleted."""
         total = 0
-        async with self.facts.db.connection() as conn, conn.transaction():
+        async with self.facts.db.connection(self.scope) as conn:
             for table in ("z0_facts", "z0_pending", "z0_extraction_queue", SEMANTIC_TABLE):
                 cur = await conn.execute(
                     f"DELETE FROM {table} WHERE project = %(project)s AND user_id = %(user_id)s", self.scope.params)
@@ -112,12 +112,15 @@ class Z0Memory:
         if not self.is_open:
             raise DatabaseError("Z0Memory is not open: use `async with Z0Memory(...) as memory` or await open()")
 
+    def _scope(self, project: str | None, user_id: str | None) -> Scope:
+        # None means the context's project; "" is an invalid name, never silently the default project
+        return Scope(self.context.project if project is None else project,
+                     self.context.user_id if user_id is None else user_id)
+
     def scope(self, project: str | None = None, user_id: str | None = None) -> ProjectMemory:
         """The stores bound to a project (default: the context's) and optional user."""
         self._require_open()
-        # None means the context's project; "" is an invalid name, never silently the default project
-        scope = Scope(self.context.project if project is None else project,
-                      self.context.user_id if user_id is None else user_id)
+        scope = self._scope(project, user_id)
         emb = self.providers.embeddings
         return ProjectMemory(
             scope=scope,
@@ -126,17 +129,34 @@ class Z0Memory:
             pending=PendingStore(self.db, scope, timedelta(days=float(self.context.pending_ttl_days))),
         )
 
-    def checkpointer(self) -> Any:
-        """LangGraph's async Postgres checkpointer on this memory's database (sessions, layer 3)."""
+    def checkpointer(self, project: str | None = None, user_id: str | None = None) -> ScopedCheckpointer:
+        """LangGraph's async Postgres checkpointer for the threads (sessions, layer 3) of one scope (default: the
+        context's): the same thread id under another project is another thread, which this one cannot read."""
+        self._require_open()
+        return ScopedCheckpointer(self.db, self._scope(project, user_id))
+
+    def operator_checkpointer(self) -> Any:
+        """The unscoped checkpointer over every project's threads, for servers that own thread ids themselves
+        (``langgraph dev``: see ``z0_memory.server``) and for administration."""
         self._require_open()
         return async_checkpointer(self.db)
 
-    def store(self) -> Any:
-        """This memory as a LangGraph ``BaseStore``: compile graphs with ``store=memory.store()``."""
+    def store(self, project: str | None = None, user_id: str | None = None) -> Any:
+        """This memory as a LangGraph ``BaseStore`` bound to one scope (default: the context's): compile graphs
+        with ``store=memory.store()``. Namespaces name a category inside that project; another project's rows are
+        unreachable, whatever namespace is asked for."""
         from z0_memory.stores.langgraph_store import Z0Store
 
         self._require_open()
-        return Z0Store(self)
+        return Z0Store(self, self._scope(project, user_id))
+
+    def operator_store(self) -> Any:
+        """The unbound store: the project is the namespace's first element, for any project (``langgraph dev``'s
+        server-wide store, which has no caller identity; an operator surface, not for agents)."""
+        from z0_memory.stores.langgraph_store import Z0Store
+
+        self._require_open()
+        return Z0Store(self, None)
 
     def rules(self, root: str | None = None) -> Rules:
         """The rules (layer 1) under ``root`` (default: the context's rules_root)."""

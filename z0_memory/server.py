@@ -4,6 +4,11 @@ The server asks for the store and the checkpointer through two separate async co
 one database owner (one pool, one handle on the embedded server). :class:`ServerResources` is that owner: the
 first context to enter opens the :class:`~z0_memory.memory.Z0Memory` (configured from the environment: ``Z0_*``,
 ``DATABASE_URL``), the last to leave closes it.
+
+Both are operator surfaces: the server owns its thread ids and has no caller identity, so its checkpointer sees every
+project's threads and its store takes the project from the namespace (``(project, category)``). Each graph run
+still reads and writes long-term memory only in the project of its run context. Put the server behind LangGraph's
+auth handlers before exposing it beyond this machine.
 """
 
 from __future__ import annotations
@@ -50,7 +55,7 @@ async def store() -> AsyncIterator[Any]:
     """``langgraph.json`` ``store.path``: z0-memory as the server's LangGraph store."""
     memory = await resources.acquire()
     try:
-        yield memory.store()
+        yield memory.operator_store()
     finally:
         await resources.release()
 
@@ -60,6 +65,6 @@ async def checkpointer() -> AsyncIterator[Any]:
     """``langgraph.json`` ``checkpointer.path``: the Postgres checkpointer on the same database."""
     memory = await resources.acquire()
     try:
-        yield memory.checkpointer()
+        yield memory.operator_checkpointer()
     finally:
         await resources.release()

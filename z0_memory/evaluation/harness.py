@@ -102,7 +102,7 @@ async def ingest_by_extraction(memory: Any, ctx: Context, scenario: Scenario, ru
     """Every user turn through the extraction graph; returns the number of turns extracted."""
     from z0_memory.graphs.extraction import builder
 
-    graph = builder.compile(store=memory.store())
+    graph = builder.compile(store=memory.store(ctx.project, ctx.user_id))
     groups = turn_groups(scenario)
     for group in groups:
         session = group[-1].session
@@ -361,7 +361,8 @@ async def run_evaluation(base: Context, scenarios: Sequence[Scenario], configs: 
                               embeddings=owner.providers.embeddings, embedding_name=owner.providers.embedding_name)
             await memory.open()
             try:
-                graph = builder.compile(store=memory.store())
+                # one graph for every scenario's project: the operator's store takes the scope of each run's context
+                graph = builder.compile(store=memory.operator_store())
                 results: list[QuestionResult] = []
                 total = sum(len(s.questions) for s in scenarios)
                 for s in scenarios:
