@@ -134,6 +134,12 @@ async def configure_connection(conn: psycopg.AsyncConnection) -> None:
         await conn.execute(setting, prepare=False)
 
 
+async def configure_pooler_connection(conn: psycopg.AsyncConnection) -> None:
+    """The same behind a transaction-mode pooler, without session settings: the server connection a ``SET`` lands on
+    serves other clients next. Scoped transactions set them with ``SET LOCAL`` (:data:`LOCAL_SETTINGS`)."""
+    conn.adapters.register_dumper(VectorParam, VectorParamDumper)
+
+
 async def check_connection(conn: psycopg.AsyncConnection) -> None:
     """The pool's check before it hands out a connection, without a round trip for a healthy one.
 
@@ -248,7 +254,7 @@ class Database:
         self.pool = AsyncConnectionPool(
             self.url, min_size=1, max_size=self.pool_max_size,
             kwargs=dict(POOLER_POOL_KWARGS if self.pooler else POOL_KWARGS), open=False,
-            configure=configure_connection,
+            configure=configure_pooler_connection if self.pooler else configure_connection,
             check=check_connection, name="z0-memory", timeout=self.connection_timeout,
         )
         try:
@@ -280,7 +286,14 @@ class Database:
         from sqlalchemy import event
         from sqlalchemy.ext.asyncio import create_async_engine
 
-        engine = create_async_engine(sqlalchemy_url(self.url), pool_size=5, max_overflow=5, pool_pre_ping=True)
+        # behind a transaction pooler: no prepared statements, and no session settings (they would stay on a server
+        # connection that other clients get next)
+        connect_args = {"prepare_threshold": None} if self.pooler else {}
+        engine = create_async_engine(sqlalchemy_url(self.url), pool_size=5, max_overflow=5, pool_pre_ping=True,
+                                     connect_args=connect_args)
+        self.engine = PGEngine.from_engine(engine)
+        if self.pooler:
+            return
 
         @event.listens_for(engine.sync_engine, "connect")
         def _session_settings(dbapi_conn: Any, _record: Any) -> None:
@@ -291,8 +304,6 @@ class Database:
             finally:
                 cur.close()
             dbapi_conn.commit()
-
-        self.engine = PGEngine.from_engine(engine)
 
     @asynccontextmanager
     async def connection(self, scope: Scope | None = None) -> AsyncIterator[psycopg.AsyncConnection]:
