@@ -18,7 +18,8 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-KINDS = ("operations", "faults", "bad_inputs", "lost")
+sys.path.insert(0, str(ROOT / "tests"))
+from reliability_support import KINDS  # noqa: E402  (one list of figures, the tests' own)
 
 
 def main() -> int:
@@ -41,13 +42,13 @@ def main() -> int:
             for kind, n in rec.items():
                 by_area[area][kind] += n
     os.unlink(path)
-    print(f"\n{'area':<14}" + "".join(f"{k:>12}" for k in KINDS))
+    print(f"\n{'area':<14}" + "".join(f"{k:>14}" for k in KINDS))
     for area in sorted(by_area):
-        print(f"{area:<14}" + "".join(f"{by_area[area][k]:>12}" for k in KINDS))
+        print(f"{area:<14}" + "".join(f"{by_area[area][k]:>14}" for k in KINDS))
     totals = {k: sum(a[k] for a in by_area.values()) for k in KINDS}
-    print(f"{'total':<14}" + "".join(f"{totals[k]:>12}" for k in KINDS))
+    print(f"{'total':<14}" + "".join(f"{totals[k]:>14}" for k in KINDS))
     print(f"({len(files)} test modules, {elapsed:.0f} s)")
-    return 0 if totals["lost"] == 0 else 1
+    return 0 if totals["lost"] == 0 and totals["cross_project"] == 0 else 1
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from z0_memory.config import Context
 from z0_memory.memory import Z0Memory
 
 FIGURES_ENV = "Z0_RELIABILITY_FIGURES"
-KINDS = ("operations", "faults", "bad_inputs", "lost")
+KINDS = ("operations", "faults", "bad_inputs", "lost", "cross_project")
 TABLES = "z0_facts, z0_pending, z0_memories, z0_extraction_queue"
 
 

@@ -22,6 +22,8 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.store.base import GetOp, PutOp, SearchOp
 
+from reliability_support import record
+
 from z0_memory.config import Context
 from z0_memory.errors import ConfigurationError, InvalidKeyError
 from z0_memory.graphs.chat import builder as chat_builder
@@ -70,6 +72,7 @@ async def test_two_processes_set_up_a_fresh_database_together(database_url, stag
             pytest.fail(f"two processes setting up one database (started {stagger} s apart) hung")
         for p, (out, err) in zip(procs, results, strict=True):
             assert p.returncode == 0 and out.strip() == b"ok", err.decode()[-2000:]
+        record("scopes.setup_race", operations=4, faults=1, lost=0)
     finally:
         for p in procs:
             if p.returncode is None:
@@ -94,6 +97,7 @@ async def test_a_scope_cannot_squat_another_scopes_row_ids(memory):
     again = await beta.semantic.add_many([NewMemory("squatting, again", id=victim_next)])
     assert again == [taken] and (await beta.semantic.get(taken)).content == "squatting"
     assert await beta.semantic.count() == 1
+    record("scopes.id_squat", operations=6, bad_inputs=2, lost=0, cross_project=0)
 
 
 async def test_one_thread_id_under_two_projects_is_two_threads(memory, tmp_path):
@@ -114,6 +118,7 @@ async def test_one_thread_id_under_two_projects_is_two_threads(memory, tmp_path)
     assert await memory.checkpointer("acme", "alice").aget_tuple(cfg) is None
     await memory.checkpointer("acme").adelete_thread("shared-1")
     assert await memory.checkpointer("beta").aget_tuple(cfg) is not None
+    record("scopes.threads", operations=8, bad_inputs=1, lost=0, cross_project=0)
 
 
 async def test_the_store_is_bound_to_its_project(memory):
@@ -137,6 +142,7 @@ async def test_the_store_is_bound_to_its_project(memory):
     graph = chat_builder.compile(store=store)
     with pytest.raises(ConfigurationError, match="bound to project 'acme'"):
         await graph.ainvoke({"messages": [HumanMessage("hi")]}, context=Context(project="beta"))
+    record("scopes.store", operations=7, bad_inputs=5, lost=0, cross_project=0)
 
 
 async def test_store_search_honours_filter_before_limit(memory):
@@ -178,6 +184,7 @@ async def test_postgres_refuses_a_wrong_scope_in_the_python_layer(memory, monkey
                                "VALUES ('beta', '', 't', '[]'::jsonb, 'x')")
     assert (await memory.scope("beta").facts.get("beta:stack:db")).value == "MySQL"
     assert (await memory.scope("beta").semantic.get(beta_row)) is not None
+    record("scopes.wrong_scope", operations=4, bad_inputs=10, lost=0, cross_project=0)
 
 
 async def test_postgres_refuses_another_scopes_checkpoints(memory):

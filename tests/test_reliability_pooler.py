@@ -10,6 +10,7 @@ import psycopg
 import pytest
 import pytest_asyncio
 from pgbouncer_support import pgbouncer_url  # noqa: F401  (the fixture)
+from reliability_support import record
 
 from z0_memory.config import Context
 from z0_memory.errors import ConfigurationError
@@ -75,6 +76,7 @@ async def test_writes_and_searches_through_the_pooler_equal_the_direct_connectio
         b = await graph_pooled.ainvoke({"question": question}, context=Context(project="acme"))
         # the loop weighs memories by recency at the moment it runs: equal to the microsecond, not the nanosecond
         assert ranking(a["memories"], 6) == ranking(b["memories"], 6) and len(a["trace"]) == len(b["trace"]), question
+    record("pooler.parity", operations=len(NOTES) + 3 + 4 * len(QUESTIONS) * 2, lost=0, cross_project=0)
 
 
 def _candidate():
