@@ -93,7 +93,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     from z0_memory.graphs.retrieval import builder
     from z0_memory.ingest import locomo_memories
     from z0_memory.memory import Z0Memory
-    from z0_memory.stores.recipes import RECIPES, SearchRequest
+    from z0_memory.stores.recipes import SearchRequest, run_recipe
 
     data_dir = args.data_dir or os.path.join(tempfile.mkdtemp(prefix="z0-locomo-", dir="/tmp"), "pgdata")
     base = Context(project="locomo", data_dir=data_dir, judge_model="offline", agent_model="offline",
@@ -141,11 +141,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     question = str(item["question"])
                     req = SearchRequest(query=question, k=DEPTH)
                     t0 = time.perf_counter()
-                    hybrid = await RECIPES["hybrid"](pm, req)
+                    hybrid = await run_recipe(pm, "hybrid", req)
                     round_ms.append((time.perf_counter() - t0) * 1000)
                     results = {
-                        "semantic": await RECIPES["semantic"](pm, req),
-                        "keyword": await RECIPES["keyword"](pm, req),
+                        "semantic": await run_recipe(pm, "semantic", req),
+                        "keyword": await run_recipe(pm, "keyword", req),
                         "hybrid": hybrid,
                     }
                     t0 = time.perf_counter()

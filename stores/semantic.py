@@ -27,29 +27,22 @@ import psycopg
 from langchain_core.embeddings import Embeddings
 
 from z0_memory.stores.database import Database
+from z0_memory.stores.memory_rows import COLUMNS, hit_from_record, record
+from z0_memory.stores.search import SearchEngine
 from z0_memory.stores.schema import SEMANTIC_TABLE, search_columns
 from z0_memory.stores.scope import Scope
 from z0_memory.stores.vectors import VectorParam
 from z0_memory.errors import DatabaseError, InvalidKeyError
 from z0_memory.schemas import Hit, MemoryKind, MemoryRecord, reject_nul, validate_segment
-from z0_memory.text import or_tsquery, query_terms
 
 log = logging.getLogger(__name__)
 
-RRF_K = 60
 # A bulk add of more than ANALYZE_MIN_ROWS + ANALYZE_SHARE x the rows the table had at its last ANALYZE refreshes the
 # planner's statistics at once (PostgreSQL's autovacuum_analyze_threshold / _scale_factor defaults, which autovacuum
 # applies only at its next wake-up, a minute or more later).
 ANALYZE_MIN_ROWS = 50
 ANALYZE_SHARE = 0.1
 _KINDS = {"fact", "decision", "preference", "context"}
-_COLUMN_NAMES = (
-    "id", "content", "project", "user_id", "category", "kind", "confidence", "created_at", "superseded_at",
-    "fact_key", "fact_version", "source_ids", "metadata",
-)
-_COLUMNS = ", ".join(_COLUMN_NAMES)
-
-
 @dataclass
 class NewMemory:
     """A semantic memory to add.
@@ -152,48 +145,28 @@ async def insert_row(
     return params["id"]
 
 
-def _record(row: dict[str, Any]) -> MemoryRecord:
-    metadata = row.get("metadata") or {}
-    if isinstance(metadata, str):
-        metadata = json.loads(metadata)
-    return MemoryRecord(
-        id=str(row["id"]), project=row["project"], category=row["category"], kind=row["kind"],
-        content=row["content"], confidence=row["confidence"], created_at=row["created_at"],
-        superseded_at=row["superseded_at"], fact_key=row["fact_key"],
-        source_ids=json.loads(row["source_ids"] or "[]"), metadata=metadata,
-    )
+class ScopedVectorStore:
+    """A ``PGVectorStore`` limited to one scope: every search gets the scope's filter (current memories only)."""
 
+    def __init__(self, store: Any, scope: Scope) -> None:
+        self._store = store
+        self._scope_filter = {"$and": [{"project": {"$eq": scope.project}}, {"user_id": {"$eq": scope.user_id}},
+                                       {"superseded_at": {"$exists": False}}]}
 
-def hit_from_record(record: MemoryRecord, score: float, strategy: str) -> Hit:
-    return Hit(
-        id=record.id, source="semantic", content=record.content, score=score, kind=record.kind,
-        category=record.category, key=record.fact_key, confidence=record.confidence,
-        created_at=record.created_at, superseded=record.superseded_at is not None,
-        rationale=record.metadata.get("rationale"), strategy=strategy, metadata=record.metadata,
-    )
+    def _scoped(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        given = kwargs.pop("filter", None)
+        kwargs["filter"] = {"$and": [self._scope_filter, given]} if given else self._scope_filter
+        return kwargs
 
+    async def asimilarity_search(self, query: str, k: int = 4, **kwargs: Any) -> list[Any]:
+        return await self._store.asimilarity_search(query, k=k, **self._scoped(kwargs))
 
-def rrf_ranking(rankings: Sequence[Sequence[str]], k: int, *, weights: Sequence[float] | None = None,
-                rrf_k: int = RRF_K) -> list[tuple[str, float]]:
-    """Reciprocal-rank fusion of ranked id lists: ``sum w / (rrf_k + rank)`` per id; the best k (id, score), best
-    first, equal scores in order of first appearance."""
-    scores: dict[str, float] = {}
-    for weight, ids in zip(weights if weights is not None else [1.0] * len(rankings), rankings, strict=True):
-        for rank, memory_id in enumerate(ids, 1):
-            scores[memory_id] = scores.get(memory_id, 0.0) + weight / (rrf_k + rank)
-    order = sorted(scores, key=scores.__getitem__, reverse=True)[:k]
-    return [(memory_id, scores[memory_id]) for memory_id in order]
+    async def asimilarity_search_with_score(self, query: str, k: int = 4, **kwargs: Any) -> list[Any]:
+        return await self._store.asimilarity_search_with_score(query, k=k, **self._scoped(kwargs))
 
-
-def rrf_fuse(lists: Sequence[Sequence[Hit]], k: int, strategy: str = "hybrid", *,
-             weights: Sequence[float] | None = None, rrf_k: int = RRF_K) -> list[Hit]:
-    """Reciprocal-rank fusion of ranked hit lists (:func:`rrf_ranking`), deduplicated by id, best first."""
-    best: dict[str, Hit] = {}
-    for hits in lists:
-        for hit in hits:
-            best.setdefault(hit.id, hit)
-    ranked = rrf_ranking([[hit.id for hit in hits] for hits in lists], k, weights=weights, rrf_k=rrf_k)
-    return [best[i].model_copy(update={"score": score, "strategy": strategy}) for i, score in ranked]
+    def as_retriever(self, **kwargs: Any) -> Any:
+        search_kwargs = self._scoped(dict(kwargs.pop("search_kwargs", {}) or {}))
+        return self._store.as_retriever(search_kwargs=search_kwargs, **kwargs)
 
 
 class SemanticStore:
@@ -204,6 +177,13 @@ class SemanticStore:
         self.scope = scope
         self.embeddings = embeddings
         self.vectorstore = vectorstore
+        self.search_engine = SearchEngine(db, scope, embeddings)
+
+    def as_vectorstore(self) -> Any:
+        """This scope's memories as a LangChain ``VectorStore`` (langchain-postgres' ``PGVectorStore`` over the same
+        table, filtered to the scope): ``similarity_search``, ``as_retriever()``. z0-memory's own searches run on
+        :attr:`search_engine`."""
+        return ScopedVectorStore(self.vectorstore, self.scope)
 
     async def add(self, content: str, **fields: Any) -> MemoryRecord:
         """Embed and store one memory."""
@@ -274,7 +254,7 @@ class SemanticStore:
         async with self.db.connection(self.scope) as conn:
             await conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))",
                                [f"z0memory|{self.scope.project}|{self.scope.user_id}"])
-            for hit in await self._keyword_search(conn, memory.content, candidates):
+            for hit in await self.search_engine.bm25(memory.content, candidates, conn=conn):
                 if same(hit):
                     await self._confirm(conn, hit.id)
                     return "confirmed", hit.id, hit.content
@@ -288,10 +268,10 @@ class SemanticStore:
             return None
         async with self.db.connection(self.scope) as conn:
             row = await (await conn.execute(
-                f"SELECT {_COLUMNS} FROM {SEMANTIC_TABLE} WHERE id = %(id)s AND project = %(project)s "
+                f"SELECT {COLUMNS} FROM {SEMANTIC_TABLE} WHERE id = %(id)s AND project = %(project)s "
                 "AND user_id = %(user_id)s", {**self.scope.params, "id": str(memory_id)},
             )).fetchone()
-        return _record(row) if row else None
+        return record(row) if row else None
 
     async def list(self, *, category: str | None = None, kind: str | None = None,
                    include_superseded: bool = False, limit: int = 100) -> list[MemoryRecord]:
@@ -299,81 +279,37 @@ class SemanticStore:
             validate_segment(category, "category")
         async with self.db.connection(self.scope) as conn:
             rows = await (await conn.execute(
-                f"SELECT {_COLUMNS} FROM {SEMANTIC_TABLE} WHERE project = %(project)s AND user_id = %(user_id)s "
+                f"SELECT {COLUMNS} FROM {SEMANTIC_TABLE} WHERE project = %(project)s AND user_id = %(user_id)s "
                 "AND (%(category)s::text IS NULL OR category = %(category)s) "
                 "AND (%(kind)s::text IS NULL OR kind = %(kind)s) "
                 "AND (%(all)s OR superseded_at IS NULL) ORDER BY created_at DESC LIMIT %(limit)s",
                 {**self.scope.params, "category": category, "kind": kind, "all": include_superseded,
                  "limit": limit},
             )).fetchall()
-        return [_record(r) for r in rows]
-
-    def _filter(self, include_superseded: bool, category: str | None) -> dict[str, Any]:
-        clauses: list[dict[str, Any]] = [
-            {"project": {"$eq": self.scope.project}}, {"user_id": {"$eq": self.scope.user_id}},
-        ]
-        if not include_superseded:
-            clauses.append({"superseded_at": {"$exists": False}})
-        if category:
-            clauses.append({"category": {"$eq": category}})
-        return {"$and": clauses}
+        return [record(r) for r in rows]
 
     async def search(self, query: str, k: int = 10, *, include_superseded: bool = False,
                      category: str | None = None, query_vector: Sequence[float] | None = None) -> list[Hit]:
-        """Dense similarity search (PGVectorStore, cosine); score = similarity in [-1, 1]."""
+        """Dense similarity search (the search engine's); score = cosine similarity."""
         if category is not None:
             validate_segment(category, "category")
-        if query_vector is None:
-            query_vector = await self.embeddings.aembed_query(query)
-        docs = await self.vectorstore.asimilarity_search_with_score_by_vector(
-            list(query_vector), k=k, filter=self._filter(include_superseded, category)
-        )
-        hits = []
-        for doc, distance in docs:
-            meta = dict(doc.metadata)
-            row = {**meta, "id": doc.id, "content": doc.page_content,
-                   "metadata": {k2: v for k2, v in meta.items() if k2 not in _COLUMN_NAMES}}
-            hits.append(hit_from_record(_record(row), 1.0 - float(distance), "semantic"))
-        # HNSW's iterative scans run in relaxed order (stores.database.SESSION_SETTINGS): restore it (stable: ties keep
-        # the scan's order)
-        return sorted(hits, key=lambda hit: -hit.score)
+        return await self.search_engine.dense(query, k, include_history=include_superseded, category=category,
+                                              query_vector=query_vector)
 
     async def keyword_search(self, query: str, k: int = 10, *, include_superseded: bool = False,
                              category: str | None = None) -> list[Hit]:
-        """Full-text search (English stemming + segmented Chinese), any query term may match, ranked by
-        ``ts_rank_cd``. Context terms count as much as content terms here: ``ts_rank_cd`` has no inverse document
-        frequency, so discounting them would let one common word of a memory's content outrank the rare words of
-        another's context. The retrieval loop's BM25 (``recipes.bm25_search``) has it, and discounts them."""
+        """BM25 full-text search (English stemming + segmented Chinese; any query term may match)."""
         if category is not None:
             validate_segment(category, "category")
-        async with self.db.connection(self.scope) as conn:
-            return await self._keyword_search(conn, query, k, include_superseded=include_superseded,
-                                              category=category)
-
-    async def _keyword_search(self, conn: Any, query: str, k: int, *, include_superseded: bool = False,
-                              category: str | None = None) -> list[Hit]:
-        terms = query_terms(query)
-        if not terms:
-            return []
-        rows = await (await conn.execute(
-            f"SELECT {_COLUMNS}, ts_rank_cd('{{1, 1, 1, 1}}', content_tsv, q, 1) AS rank "
-            f"FROM {SEMANTIC_TABLE}, to_tsquery('english', %(q)s) AS q "
-            "WHERE content_tsv @@ q AND project = %(project)s AND user_id = %(user_id)s "
-            "AND (%(all)s OR superseded_at IS NULL) AND (%(category)s::text IS NULL OR category = %(category)s) "
-            "ORDER BY rank DESC, created_at DESC LIMIT %(k)s",
-            {**self.scope.params, "q": or_tsquery(terms), "all": include_superseded, "category": category,
-             "k": k},
-        )).fetchall()
-        return [hit_from_record(_record(r), float(r["rank"]), "keyword") for r in rows]
+        return await self.search_engine.bm25(query, k, include_history=include_superseded, category=category)
 
     async def hybrid_search(self, query: str, k: int = 10, *, include_superseded: bool = False,
                             category: str | None = None, query_vector: Sequence[float] | None = None) -> list[Hit]:
-        """Reciprocal-rank fusion of dense and keyword results."""
-        depth = max(k * 3, 30)
-        dense = await self.search(query, depth, include_superseded=include_superseded, category=category,
-                                  query_vector=query_vector)
-        sparse = await self.keyword_search(query, depth, include_superseded=include_superseded, category=category)
-        return rrf_fuse([dense, sparse], k)
+        """BM25 and dense, fused by reciprocal rank: the search the retrieval loop's ``hybrid`` recipe runs."""
+        if category is not None:
+            validate_segment(category, "category")
+        return await self.search_engine.hybrid(query, k, include_history=include_superseded, category=category,
+                                               query_vector=query_vector)
 
     async def supersede(self, memory_id: str, *, at: datetime | None = None) -> bool:
         """Mark a memory superseded (it stays, ranked low, reachable by history queries)."""

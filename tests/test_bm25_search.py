@@ -5,17 +5,12 @@ from __future__ import annotations
 
 import pytest
 from test_memory_stats import sentences
-from z0_memory.stores import recipes
-from z0_memory.stores.recipes import (
-    BM25_B,
-    BM25_K1,
-    bm25_plan,
-    bm25_plan_for,
-    bm25_search,
-    rarest_first_branches,
-)
+from z0_memory.stores import bm25, search
+from z0_memory.stores.bm25 import BM25_B, BM25_K1, bm25_plan, rarest_first_branches
+from z0_memory.stores.memory_rows import COLUMNS as _COLUMNS
+from z0_memory.stores.memory_rows import SCOPE_SQL
 from z0_memory.stores.schema import SEMANTIC_TABLE
-from z0_memory.stores.semantic import _COLUMNS, INSERT_SQL, NewMemory, row_params
+from z0_memory.stores.semantic import INSERT_SQL, NewMemory, row_params
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -27,15 +22,15 @@ WITH lex AS (
     SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %(text)s))
 ), stats AS (
     SELECT count(*)::float8 AS n, greatest(avg(length(content_tsv)), 1)::float8 AS avgdl FROM {SEMANTIC_TABLE}
-    WHERE {recipes._SCOPE_SQL}
+    WHERE {SCOPE_SQL}
 ), idf AS (
     SELECT l.lexeme, ln(1.0 + (s.n - d.df + 0.5) / (d.df + 0.5)) AS w
     FROM lex l CROSS JOIN stats s CROSS JOIN LATERAL (
         SELECT count(*)::float8 AS df FROM {SEMANTIC_TABLE}
-        WHERE {recipes._SCOPE_SQL} AND content_tsv @@ quote_literal(l.lexeme)::tsquery) d
+        WHERE {SCOPE_SQL} AND content_tsv @@ quote_literal(l.lexeme)::tsquery) d
 ), cand AS (
     SELECT id, created_at, content_tsv FROM {SEMANTIC_TABLE}, to_tsquery('english', %(q)s) AS q
-    WHERE content_tsv @@ q AND {recipes._SCOPE_SQL} ORDER BY ts_rank_cd(content_tsv, q, 1) DESC LIMIT 100000
+    WHERE content_tsv @@ q AND {SCOPE_SQL} ORDER BY ts_rank_cd(content_tsv, q, 1) DESC LIMIT 100000
 ), scored AS (
     SELECT c.id, sum(i.w * t.tf * (%(k1)s::float8 + 1) / (t.tf + %(k1)s::float8 * (1 - %(b)s::float8
            + %(b)s::float8 * length(c.content_tsv) / s.avgdl))) AS score
@@ -54,7 +49,7 @@ async def previous_bm25(pm, query: str, k: int, *, include_history: bool = False
 
     terms = query_terms(query)
     params = {**pm.semantic.scope.params, "q": or_tsquery(terms), "text": " ".join(terms), "all": include_history,
-              "k": k, "k1": BM25_K1, "b": BM25_B}
+              "category": None, "k": k, "k1": BM25_K1, "b": BM25_B}
     async with pm.semantic.db.connection() as conn:
         rows = await (await conn.execute(PREVIOUS_BM25_SQL, params, prepare=False)).fetchall()
     return [(str(r["id"]), round(float(r["score"]), 9)) for r in rows]
@@ -68,29 +63,29 @@ async def test_small_scope_ranking_equals_the_previous_exact_bm25(memory):
                   "Carol tenant quota migration schema", "rollback release review", "login token session Erin"):
         for history in (False, True):
             expected = await previous_bm25(pm, query, 15, include_history=history)
-            got = await bm25_search(pm, query, 15, include_history=history)
+            got = await pm.semantic.search_engine.bm25(query, 15, include_history=history)
             assert [(h.id, round(h.score, 9)) for h in got] == expected, (query, history)
             assert expected  # every query matches something
 
 
 async def test_large_scope_finds_a_memory_that_only_a_rare_term_matches(memory):
     pm = memory.scope("acme")
-    n = recipes.BM25_EXACT_DOCS + 400  # larger than the exact limit and the pool: the rarest-first path
+    n = bm25.BM25_EXACT_DOCS + 400  # larger than the exact limit and the pool: the rarest-first path
     vector = await pm.semantic.embeddings.aembed_query("a note")  # one vector for all: only full text matters here
     rows = [row_params(pm.scope, NewMemory(t), vector) for t in sentences(n, seed=11)]
     needle = row_params(pm.scope, NewMemory("the zeppelin hangar lease"), vector)
     async with memory.db.connection() as conn, conn.transaction(), conn.cursor() as cur:
         await cur.executemany(INSERT_SQL, [*rows[: n // 2], needle, *rows[n // 2:]])
     query = "Which cache did Alice review for the zeppelin?"
-    plan = await bm25_plan_for(pm, query)
-    assert plan.pool == recipes.BM25_POOL and plan.branches[0].startswith("'zeppelin'")
-    hits = await bm25_search(pm, query, 10)
+    plan = await pm.semantic.search_engine.bm25_plan(query)
+    assert plan.pool == bm25.BM25_POOL and plan.branches[0].startswith("'zeppelin'")
+    hits = await pm.semantic.search_engine.bm25(query, 10)
     assert hits[0].id == needle["id"] == (await previous_bm25(pm, query, 1))[0][0]
     # without the rare word the pool fills from combinations of common words, heaviest first: as good as exact
     query = "cache queue review release Alice"
-    assert (await bm25_plan_for(pm, query)).pool == recipes.BM25_POOL
+    assert (await pm.semantic.search_engine.bm25_plan(query)).pool == bm25.BM25_POOL
     exact = dict(await previous_bm25(pm, query, 100_000))
-    got = await bm25_search(pm, query, 10)
+    got = await pm.semantic.search_engine.bm25(query, 10)
     assert sum(exact[h.id] for h in got) >= 0.99 * sum(sorted(exact.values(), reverse=True)[:10])
 
 
@@ -121,7 +116,7 @@ async def test_branches_stop_at_the_common_term_limit_and_escape_quotes():
     weights = {lex: 10.0 - i for i, lex in enumerate(df)}
     branches = rarest_first_branches(list(df), df, weights, pool=500)
     assert branches[0] == "'o''neil'"
-    assert len(branches) == 1 + 2 ** recipes.BM25_COMMON_TERMS - 1
+    assert len(branches) == 1 + 2 ** bm25.BM25_COMMON_TERMS - 1
     assert all("w4" not in b and "w5" not in b for b in branches)  # the commonest only rescore
 
 
@@ -141,18 +136,18 @@ async def test_or_tsquery_keeps_quotes_and_backslashes_inside_their_operand(memo
 async def test_lexemes_in_nearly_every_memory_score_but_select_no_candidates():
     plan = bm25_plan([_plan_row("carolin", 690, n=700), _plan_row("research", 4, n=700)], pool=500)
     assert plan.branches == ["'research'"] and set(plan.weights) == {"carolin", "research"}
-    assert plan.rest == "'carolin'" and plan.rest_bound == pytest.approx((recipes.BM25_K1 + 1) * plan.weights["carolin"])
+    assert plan.rest == "'carolin'" and plan.rest_bound == pytest.approx((bm25.BM25_K1 + 1) * plan.weights["carolin"])
     alone = bm25_plan([_plan_row("carolin", 690, n=700)], pool=500)
     assert alone.branches == ["'carolin'"] and alone.rest is None  # nothing else to select by
     assert bm25_plan([_plan_row("research", 4, n=700)], pool=500).rest is None
 
 
 async def _scoring_plan(pm, query: str, k: int) -> str:
-    params = recipes._bm25_params(pm, query, False, recipes.BM25_POOL)
-    async with pm.semantic.db.connection() as conn:
-        plan = await recipes._bm25_plan(conn, params)
-        rows = await (await conn.execute("EXPLAIN (ANALYZE, COSTS OFF) " + recipes._BM25_SQL,
-                                         recipes.bm25_statement_params(params, plan, k), prepare=False)).fetchall()
+    params = bm25.bm25_params(pm.scope, query, False, bm25.BM25_POOL)
+    async with pm.semantic.db.connection(pm.scope) as conn:
+        plan = await bm25.plan_on(conn, params)
+        rows = await (await conn.execute("EXPLAIN (ANALYZE, COSTS OFF) " + bm25.BM25_SQL,
+                                         bm25.bm25_statement_params(params, plan, k), prepare=False)).fetchall()
     return "\n".join(r["QUERY PLAN"] for r in rows)
 
 
@@ -165,7 +160,7 @@ async def test_memories_matching_only_a_universal_word_are_scored_only_when_they
     exact = await previous_bm25(pm, query, 100)
     assert len(exact) == 42
     for k in (1, 2, 5, 42, 100):  # the same ranking as exact BM25 at every depth
-        assert [(h.id, h.score) for h in await bm25_search(pm, query, k)] == [
+        assert [(h.id, h.score) for h in await pm.semantic.search_engine.bm25(query, k)] == [
             (i, pytest.approx(s)) for i, s in exact[:k]]
     # two memories say "research": the best two need no look at the 40 that only name Caroline, the best five do
     rest_scan = [line for line in (await _scoring_plan(pm, query, 2)).splitlines() if " on z0_memories r" in line]
@@ -181,8 +176,8 @@ async def test_search_statements_stay_within_psycopgs_parse_cache():
     from z0_memory.stores.database import CACHED_STATEMENT_BYTES
 
     assert CACHED_STATEMENT_BYTES == getattr(_queries, "MAX_CACHED_STATEMENT_LENGTH", CACHED_STATEMENT_BYTES)
-    for name in ("_BM25_PLAN_SQL", "_BM25_SQL", "_BM25_IDS_SQL", "_DENSE_SQL", "_DENSE_IDS_SQL", "_ROWS_SQL",
-                 "_NEIGHBOR_SQL"):
-        text = getattr(recipes, name)
+    for module, name in ((bm25, "BM25_PLAN_SQL"), (bm25, "BM25_SQL"), (bm25, "BM25_IDS_SQL"), (search, "DENSE_SQL"),
+                         (search, "DENSE_IDS_SQL"), (search, "ROWS_SQL"), (search, "NEIGHBOR_SQL")):
+        text = getattr(module, name)
         assert len(text.encode()) <= CACHED_STATEMENT_BYTES, name
         assert "--" not in text and "\n" not in text, name

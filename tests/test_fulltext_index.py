@@ -13,7 +13,6 @@ import pytest
 from test_database import fresh_database  # noqa: F401  (the fixture: a new empty database, dropped afterwards)
 from test_memory_stats import assert_stats_exact, sentences
 from z0_memory.stores import schema
-from z0_memory.stores.recipes import bm25_search
 from z0_memory.stores.schema import CONTEXT_TERM_WEIGHT, SEMANTIC_TABLE, SEMANTIC_TSV_INDEX
 from z0_memory.stores.semantic import NewMemory, row_params
 
@@ -44,7 +43,7 @@ async def test_new_memories_go_straight_into_the_index(memory):
     await pm.semantic.add_many([NewMemory(t) for t in sentences(40)])
     await pm.semantic.add("Erin owns the zeppelin hangar lease")
     assert await pending_pages(memory) == 0
-    hits = await bm25_search(pm, "Who owns the zeppelin lease?", 5)
+    hits = await pm.semantic.search_engine.bm25("Who owns the zeppelin lease?", 5)
     assert hits[0].content == "Erin owns the zeppelin hangar lease"
 
 
@@ -56,14 +55,14 @@ async def test_migration_from_version_4_turns_fast_update_off_and_flushes_the_li
     async with Z0Memory(ctx) as old:
         assert await index_options(old) == []  # GIN's default: fast update, entries wait in the pending list
         await old.scope().semantic.add_many([NewMemory(t) for t in sentences(60)])
-        before = {q: [(h.id, h.score) for h in await bm25_search(old.scope(), q, 10)] for q in queries}
+        before = {q: [(h.id, h.score) for h in await old.scope().semantic.search_engine.bm25(q, 10)] for q in queries}
     monkeypatch.undo()
 
     async with Z0Memory(ctx) as upgraded:
         assert "fastupdate=off" in await index_options(upgraded)
         assert await pending_pages(upgraded) == 0  # the migration flushed what the old version left pending
         for q in queries:  # the same index content, so the same results
-            assert [(h.id, h.score) for h in await bm25_search(upgraded.scope(), q, 10)] == before[q]
+            assert [(h.id, h.score) for h in await upgraded.scope().semantic.search_engine.bm25(q, 10)] == before[q]
         await upgraded.scope().semantic.add("Dmitri watches the latency dashboard")
         assert await pending_pages(upgraded) == 0
 
@@ -90,9 +89,9 @@ async def test_context_terms_count_below_content_terms(memory):
     assert weights["zeppelin"] == {"D"} and weights["thank"] == {"A"}
     assert (await lexeme_weights(memory, says))["zeppelin"] == {"A"}
     # BM25: at equal weights the neighbour's two context mentions would outrank the memory that says it once
-    assert [h.id for h in await bm25_search(pm, "zeppelin", 5)] == [says, neighbour]
-    # ts_rank_cd (no IDF) counts context in full: both are found, the neighbour's two mentions first
-    assert [h.id for h in await pm.semantic.keyword_search("zeppelin", 5)] == [neighbour, says]
+    assert [h.id for h in await pm.semantic.search_engine.bm25("zeppelin", 5)] == [says, neighbour]
+    # the store's keyword search is the same engine's BM25 (one search stack, whatever the entry point)
+    assert [h.id for h in await pm.semantic.keyword_search("zeppelin", 5)] == [says, neighbour]
 
 
 async def test_migration_from_version_6_moves_the_context_to_weight_d(fresh_database, monkeypatch):  # noqa: F811
@@ -129,7 +128,7 @@ async def test_migration_from_version_6_moves_the_context_to_weight_d(fresh_data
         assert (await lexeme_weights(upgraded, neighbour))["thank"] == {"A"}
         assert (await lexeme_weights(upgraded, plain))["监控"] == {"A"}  # re-indexed: all content
         await assert_stats_exact(upgraded)
-        hits = await bm25_search(pm, "zeppelin", 5)
+        hits = await pm.semantic.search_engine.bm25("zeppelin", 5)
         assert [h.id for h in hits] == [says, neighbour]
         assert (await pm.semantic.keyword_search("监控", 5))[0].id == plain
         assert await schema.setup(upgraded.db, schema.EmbeddingSpec("hash", 256), checkpointer_setup=False) == []

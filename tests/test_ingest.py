@@ -10,7 +10,6 @@ import pytest
 from z0_memory.config import Context
 from z0_memory.graphs.retrieval import builder
 from z0_memory.ingest import ingest_locomo, locomo_memories, parse_locomo_date
-from z0_memory.stores.recipes import bm25_search
 
 CONVERSATION = {"conversation": {
     "speaker_a": "Ann", "speaker_b": "Jo",
@@ -57,7 +56,7 @@ async def test_ingest_stores_turns_findable_by_their_neighbours_words(memory, tm
     path.write_text(json.dumps(CONVERSATION), encoding="utf-8")
     assert await ingest_locomo(memory, Context(project="acme"), path) == 4
     pm = memory.scope("acme")
-    hits = await bm25_search(pm, "war memorial", 5)
+    hits = await pm.semantic.search_engine.bm25("war memorial", 5)
     assert [h.content for h in hits[:2]] == ["Ann: How did your kids react at the war memorial?",
                                              "Jo: They were awestruck and humbled."]
     assert hits[1].metadata["turn"] == 1 and hits[1].metadata["session"] == 1

@@ -147,7 +147,6 @@ async def test_concurrent_hybrid_searches_never_starve_a_small_pool(fast_memory)
     """Each hybrid search runs BM25 and dense search on two connections at once; many more searches than the pool
     has connections must all finish (none may hold one connection while it waits for another)."""
     from z0_memory.memory import Z0Memory
-    from z0_memory.stores.recipes import hybrid_search
     from z0_memory.stores.semantic import NewMemory
 
     memory = Z0Memory(fast_memory.context.replace(database_url=fast_memory.db.url))
@@ -157,5 +156,5 @@ async def test_concurrent_hybrid_searches_never_starve_a_small_pool(fast_memory)
         pm = memory.scope("acme")
         await pm.semantic.add_many([NewMemory(f"Note {i}: the team chose tool {i % 5} for job {i}") for i in range(30)])
         queries = [f"which tool for job {i}?" for i in range(12)]
-        results = await asyncio.wait_for(asyncio.gather(*(hybrid_search(pm, q, 5) for q in queries)), 60)
+        results = await asyncio.wait_for(asyncio.gather(*(pm.semantic.search_engine.hybrid(q, 5) for q in queries)), 60)
     assert all(len(hits) == 5 for hits in results)

@@ -17,7 +17,6 @@ from z0_memory.errors import ConfigurationError
 from z0_memory.graphs.retrieval import builder as retrieval_builder
 from z0_memory.memory import Z0Memory
 from z0_memory.schemas import Provenance
-from z0_memory.stores import recipes
 from z0_memory.stores.database import uses_transaction_pooler
 from z0_memory.stores.scope import Scope
 from z0_memory.stores.semantic import NewMemory
@@ -66,9 +65,10 @@ async def test_writes_and_searches_through_the_pooler_equal_the_direct_connectio
         r.id for r in await acme.semantic.list(limit=50))
     assert [p.candidate.content for p in await direct.pending.list()] == [acme_candidate.content]
     for question in QUESTIONS:
-        for search in (recipes.hybrid_search, recipes.bm25_search, recipes.dense_search):
-            assert ranking(await search(acme, question, 10)) == ranking(await search(direct, question, 10)), (
-                search.__name__, question)
+        for method in ("hybrid", "bm25", "dense"):
+            ours = await getattr(acme.semantic.search_engine, method)(question, 10)
+            assert ranking(ours) == ranking(await getattr(direct.semantic.search_engine, method)(question, 10)), (
+                method, question)
     graph_direct = retrieval_builder.compile(store=memory.store("acme"))
     graph_pooled = retrieval_builder.compile(store=pooled.store("acme"))
     for question in QUESTIONS:
@@ -106,7 +106,7 @@ async def test_repeated_statements_need_no_prepared_statements(pooled):
     acme = pooled.scope("acme")
     await acme.semantic.add_many([NewMemory(n) for n in NOTES])
     for i in range(12):  # a prepared statement from one transaction would be missing in the next server connection
-        assert await recipes.hybrid_search(acme, QUESTIONS[i % len(QUESTIONS)], 5)
+        assert await acme.semantic.search_engine.hybrid(QUESTIONS[i % len(QUESTIONS)], 5)
         assert await acme.facts.get("acme:stack:db") is None
 
 

@@ -321,22 +321,21 @@ def turn(speaker: str, text: str, session: int, position: int) -> NewMemory:
 
 
 async def test_bm25_weighs_rare_terms_over_common_names(memory):
-    from z0_memory.stores.recipes import bm25_search, keyword
+    from z0_memory.stores.recipes import run_recipe
 
     pm = memory.scope("acme")
     rows = [turn("Caroline", f"Caroline says hello number {i} to Caroline's friends", 1, i) for i in range(12)]
     rows.append(turn("Melanie", "I finally bought the pottery wheel", 1, 12))
     ids = await pm.semantic.add_many(rows)
-    hits = await bm25_search(pm, "Caroline pottery wheel", 5)
+    hits = await pm.semantic.search_engine.bm25("Caroline pottery wheel", 5)
     assert hits[0].id == ids[-1] and hits[0].strategy == "keyword"
     assert hits[0].score > 2 * hits[1].score
-    via_recipe = await keyword(pm, SearchRequest(query="Caroline pottery wheel", k=5))
+    via_recipe = await run_recipe(pm, "keyword", SearchRequest(query="Caroline pottery wheel", k=5))
     assert [h.id for h in via_recipe] == [h.id for h in hits]
-    assert await bm25_search(pm, "the and of", 5) == []
+    assert await pm.semantic.search_engine.bm25("the and of", 5) == []
 
 
 async def test_neighbors_bring_the_answer_after_a_question(memory):
-    from z0_memory.stores.recipes import expand_neighbors, hybrid_search
 
     pm = memory.scope("acme")
     ids = await pm.semantic.add_many([
@@ -346,17 +345,17 @@ async def test_neighbors_bring_the_answer_after_a_question(memory):
         turn("Gina", "Which city did you pick for the dance studio?", 4, 0),
         NewMemory("The API is deployed on Fly.io", category="deploy"),
     ])
-    hits = await hybrid_search(pm, "city for the dance studio", 2)
+    hits = await pm.semantic.search_engine.hybrid("city for the dance studio", 2)
     assert ids[1] not in {h.id for h in hits}  # the answer shares no word with the query
-    expanded = await expand_neighbors(pm, hits)
+    expanded = await pm.semantic.search_engine.neighbors(hits)
     order = [h.id for h in expanded]
     assert ids[1] in order and order.index(ids[1]) == order.index(ids[0]) + 1  # right after its question
     answer = expanded[order.index(ids[1])]
     assert answer.strategy == "neighbors" and answer.metadata["neighbor_of"] == ids[0]
     assert answer.score < expanded[order.index(ids[0])].score
     assert len(order) == len(set(order))
-    plain = await hybrid_search(pm, "where is the API deployed?", 1)
-    assert await expand_neighbors(pm, plain) == plain  # no conversation metadata: nothing added
+    plain = await pm.semantic.search_engine.hybrid("where is the API deployed?", 1)
+    assert await pm.semantic.search_engine.neighbors(plain) == plain  # no conversation metadata: nothing added
     out = await run(memory, "Which city did Gina pick for the dance studio?", fast())
     assert ids[1] in [h.id for h in out["memories"][:5]]
 
@@ -382,7 +381,6 @@ async def test_a_named_period_ranks_memories_from_then_first(memory):
 async def test_a_named_period_is_also_searched_on_its_own(memory):
     from datetime import UTC, datetime
 
-    from z0_memory.stores.recipes import bm25_search, dense_search
 
     pm = memory.scope("acme")
     filler = [NewMemory(f"We discussed the cache layer and its change log, part {i}", category="cache",
@@ -393,10 +391,10 @@ async def test_a_named_period_is_also_searched_on_its_own(memory):
                   created_at=datetime(2023, 6, 3, 15, tzinfo=UTC)),
     ])
     june = (datetime(2023, 6, 1, tzinfo=UTC), datetime(2023, 6, 8, tzinfo=UTC))
-    assert [h.id for h in await dense_search(pm, "cache change", 5, since=june[0], until=june[1])] == [ids[-1]]
-    assert await bm25_search(pm, "cache change", 5, since=june[0], until=june[1]) == []  # no shared word
-    assert len(await bm25_search(pm, "cache change", 50, until=june[0])) == 0
-    assert len(await bm25_search(pm, "cache change", 50, since=june[1])) == 20
+    assert [h.id for h in await pm.semantic.search_engine.dense("cache change", 5, since=june[0], until=june[1])] == [ids[-1]]
+    assert await pm.semantic.search_engine.bm25("cache change", 5, since=june[0], until=june[1]) == []  # no shared word
+    assert len(await pm.semantic.search_engine.bm25("cache change", 50, until=june[0])) == 0
+    assert len(await pm.semantic.search_engine.bm25("cache change", 50, since=june[1])) == 20
     out = await run(memory, "What did we change in the cache on 3 June, 2023?", fast())
     assert ids[-1] in [h.id for h in out["memories"][:3]]
     assert "hybrid@period" in out["trace"][0].strategies

@@ -94,7 +94,6 @@ async def test_bad_memories_are_refused_and_nothing_is_written(memory, bad):
 
 
 async def test_context_is_searched_but_never_returned(memory):
-    from z0_memory.stores.recipes import bm25_search
 
     reply = "Jo: They were awestruck and humbled."
     question = "Ann: How did your kids react at the war memorial?"
@@ -103,10 +102,10 @@ async def test_context_is_searched_but_never_returned(memory):
                                                      NewMemory("Jo: The kids loved the science museum.")])
     [without] = await bare.semantic.add_many([NewMemory(reply)])
     # full text: the question's words find the reply they situate, and only there
-    for search in (acme.semantic.keyword_search, lambda q, k: bm25_search(acme, q, k)):
+    for search in (acme.semantic.keyword_search, lambda q, k: acme.semantic.search_engine.bm25(q, k)):
         hits = await search("kids react war memorial", 5)
         assert hits[0].id == with_context and hits[0].content == reply
-    assert await bm25_search(bare, "war memorial", 5) == []
+    assert await bare.semantic.search_engine.bm25("war memorial", 5) == []
     # the embedding is of the content with its context: closer to the question than the bare reply's
     near = {h.id: h.score for h in await acme.semantic.search("how did the kids react at the war memorial", 2)}
     far = {h.id: h.score for h in await bare.semantic.search("how did the kids react at the war memorial", 1)}
@@ -123,17 +122,20 @@ async def test_bad_context_is_refused(memory, context, error):
     assert await acme.semantic.count() == 0
 
 
-async def test_loop_dense_search_has_the_rows_and_scores_of_pgvectorstore(memory):
-    from z0_memory.stores.recipes import dense_search
-
+async def test_dense_search_has_the_rows_and_scores_of_pgvectorstore(memory):
+    """The engine's dense search and langchain-postgres' PGVectorStore over the same table (``as_vectorstore``, the
+    scope's LangChain view) find the same rows with the same scores."""
     acme, _ = await seeded(memory)
     await acme.semantic.add_many([NewMemory(f"Note {i}: the team met on day {i} to plan sprint {i % 4}")
                                   for i in range(40)])
+    await memory.scope("other").semantic.add_many([NewMemory("Note 3: the team met to plan sprint 3 elsewhere")])
+    view = acme.semantic.as_vectorstore()
     for query in ("where is the service hosted?", "sprint planning meeting", "谁喜欢用 pnpm"):
-        ours = await dense_search(acme, query, 10)
-        theirs = await acme.semantic.search(query, 10)
-        assert [h.id for h in ours] == [h.id for h in theirs]
-        assert [h.score for h in ours] == pytest.approx([h.score for h in theirs], abs=1e-6)
+        ours = await acme.semantic.search_engine.dense(query, 10)
+        theirs = await view.asimilarity_search_with_score(query, k=10)
+        assert [h.id for h in ours] == [doc.id for doc, _ in theirs]
+        assert [h.score for h in ours] == pytest.approx([1.0 - d for _, d in theirs], abs=1e-6)
+        assert await acme.semantic.search(query, 10) == ours
         assert all(a.score >= b.score for a, b in zip(ours, ours[1:]))
 
 
@@ -177,10 +179,7 @@ async def test_loop_hybrid_search_is_the_fusion_of_its_two_halves(memory):
     fusing the full-row keyword and dense searches."""
     from datetime import UTC, datetime, timedelta
 
-    from z0_memory.stores.recipes import (
-        DENSE_WEIGHT, HYBRID_DEPTH, HYBRID_RRF_K, KEYWORD_WEIGHT, bm25_search, dense_search, hybrid_search,
-    )
-    from z0_memory.stores.semantic import rrf_fuse
+    from z0_memory.stores.search import DENSE_WEIGHT, HYBRID_DEPTH, KEYWORD_WEIGHT, RRF_K, rrf_fuse
 
     acme, ids = await seeded(memory)
     start = datetime(2026, 1, 1, tzinfo=UTC)
@@ -196,10 +195,11 @@ async def test_loop_hybrid_search_is_the_fusion_of_its_two_halves(memory):
         ("the of and", False, None, None),  # no searchable term: dense only
     ]
     for query, history, since, until in cases:
-        ours = await hybrid_search(acme, query, 12, include_history=history, since=since, until=until)
-        halves = [await search(acme, query, HYBRID_DEPTH, include_history=history, since=since, until=until)
-                  for search in (bm25_search, dense_search)]
-        expected = rrf_fuse(halves, 12, "hybrid", weights=[KEYWORD_WEIGHT, DENSE_WEIGHT], rrf_k=HYBRID_RRF_K)
+        ours = await acme.semantic.search_engine.hybrid(query, 12, include_history=history, since=since, until=until)
+        engine = acme.semantic.search_engine
+        halves = [await search(query, HYBRID_DEPTH, include_history=history, since=since, until=until)
+                  for search in (engine.bm25, engine.dense)]
+        expected = rrf_fuse(halves, 12, "hybrid", weights=[KEYWORD_WEIGHT, DENSE_WEIGHT], rrf_k=RRF_K)
         assert ours, query
         assert [(h.id, h.score, h.content, h.metadata, h.created_at, h.superseded, h.strategy) for h in ours] == [
             (h.id, h.score, h.content, h.metadata, h.created_at, h.superseded, h.strategy) for h in expected], query
@@ -211,7 +211,8 @@ async def test_filtered_hnsw_scans_return_every_row_asked_for(memory):
     """Pooled connections scan HNSW iteratively: with the index chosen, a search for more rows than ef_search
     in a scope that holds a third of the table still gets all of them."""
     from z0_memory.stores.database import HNSW_EF_SEARCH
-    from z0_memory.stores.recipes import _DENSE_SQL, HYBRID_DEPTH
+    from z0_memory.stores.search import DENSE_SQL as _DENSE_SQL
+    from z0_memory.stores.search import HYBRID_DEPTH
     from z0_memory.stores.vectors import VectorParam
 
     assert HNSW_EF_SEARCH >= HYBRID_DEPTH  # a round's searches fit in one pass of the index
@@ -221,7 +222,7 @@ async def test_filtered_hnsw_scans_return_every_row_asked_for(memory):
     await memory.scope("other").semantic.add_many([NewMemory(f"Other note {i} about {i % 5}") for i in range(140)])
     vector = await acme.semantic.embeddings.aembed_query("a note about a topic")
     params = {**acme.semantic.scope.params, "v": VectorParam(vector), "all": False, "k": 65, "since": None,
-              "until": None}
+              "until": None, "category": None}
     async with memory.db.connection() as conn, conn.transaction():
         await conn.execute("SET LOCAL enable_seqscan = off")
         await conn.execute("SET LOCAL enable_bitmapscan = off")
@@ -237,11 +238,9 @@ async def test_filtered_hnsw_scans_return_every_row_asked_for(memory):
 async def test_search_statements_are_prepared_and_planned_for_each_search(memory):
     """Searches skip parsing (prepared statements) but never run a generic plan: a scope's size decides between
     an index and a scan, and one plan for every project would be wrong for most of them."""
-    from z0_memory.stores.recipes import hybrid_search
-
     acme, _ = await seeded(memory)
     for i in range(8):
-        await hybrid_search(acme, f"where is the API deployed {i}?", 3)
+        await acme.semantic.search_engine.hybrid(f"where is the API deployed {i}?", 3)
     async with memory.db.connection() as conn:
         assert (await (await conn.execute("SHOW plan_cache_mode")).fetchone())["plan_cache_mode"] == "force_custom_plan"
     seen = []
@@ -253,3 +252,14 @@ async def test_search_statements_are_prepared_and_planned_for_each_search(memory
                 ["%z0_memories%"], prepare=False)).fetchall()
     assert sum(r["custom_plans"] for r in seen) >= 8
     assert [r["statement"][:80] for r in seen if r["generic_plans"]] == []
+
+
+async def test_the_scopes_langchain_vectorstore_and_retriever(memory):
+    acme, _ = await seeded(memory)
+    await memory.scope("other").semantic.add("Other's service is hosted on Render in Oregon")
+    view = acme.semantic.as_vectorstore()
+    docs = await view.asimilarity_search("where is the service hosted?", k=10)
+    assert docs and all(d.metadata["project"] == "acme" for d in docs)
+    retrieved = await view.as_retriever(search_kwargs={"k": 2}).ainvoke("where is the service hosted?")
+    assert len(retrieved) == 2 and all(d.metadata["project"] == "acme" for d in retrieved)
+    assert "Fly.io" in retrieved[0].page_content

@@ -39,6 +39,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
+from datetime import UTC, datetime
+
 from z0_memory.offline.judge import (
     QuestionAnalysis,
     analyze_question,
@@ -84,7 +86,7 @@ def fuse_rounds(rounds: Sequence[Sequence[Hit]], question: str, *,
     """Merge the ranked hits of all rounds into one list, best first (see the module docstring).
 
     ``weight`` (optional) multiplies each fused score before sorting: the memory's own weight (confidence,
-    supersession, recency: ``recipes.memory_weight``) times :func:`time_weight`. Applying it here rather than in
+    supersession, recency: ``memory_weight``) times :func:`time_weight`. Applying it here rather than in
     another pass keeps the loop at one copy of each hit per round. ``limit`` returns (and copies) only the best
     ``limit`` hits.
     """
@@ -196,3 +198,20 @@ def _context_gains(ranked: Sequence[tuple[str, float, tuple[str, int] | None]]) 
 def time_weight(hit: Hit, window: TimeWindow | None) -> float:
     """``1 + TIME_WEIGHT * closeness`` of the hit's time to the period the question names; 1 without a period."""
     return 1.0 if window is None else 1.0 + TIME_WEIGHT * window.closeness(hit.created_at)
+
+
+# What a memory itself says about its weight: confidence, supersession (decay), recency.
+SUPERSEDED_WEIGHT = 0.35
+RECENCY_HALF_LIFE_DAYS = 180.0
+RECENCY_WEIGHT = 0.1
+
+
+def memory_weight(hit: Hit, *, include_history: bool, now: datetime | None = None) -> float:
+    """Multiplier from what the memory itself says: confidence, supersession (decay), recency."""
+    weight = 0.5 + 0.5 * hit.confidence
+    if hit.superseded and not include_history:
+        weight *= SUPERSEDED_WEIGHT
+    if hit.created_at is not None:
+        age_days = max(0.0, ((now or datetime.now(UTC)) - hit.created_at).total_seconds() / 86400)
+        weight *= 1.0 + RECENCY_WEIGHT * math.exp(-age_days * math.log(2) / RECENCY_HALF_LIFE_DAYS)
+    return weight

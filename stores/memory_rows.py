@@ -1,0 +1,43 @@
+"""Rows of the semantic table as Python objects: the columns a search reads, a row as a ``MemoryRecord`` or a
+``Hit``, and the WHERE clauses every search of a scope shares."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from z0_memory.schemas import Hit, MemoryRecord
+
+COLUMN_NAMES = (
+    "id", "content", "project", "user_id", "category", "kind", "confidence", "created_at", "superseded_at",
+    "fact_key", "fact_version", "source_ids", "metadata",
+)
+COLUMNS = ", ".join(COLUMN_NAMES)
+
+# A scope's memories (current ones unless ``all``), optionally of one category.
+SCOPE_SQL = ("project = %(project)s AND user_id = %(user_id)s AND (%(all)s OR superseded_at IS NULL) "
+             "AND (%(category)s::text IS NULL OR category = %(category)s)")
+# A search limited to a period (the question named one): memories created in [since, until); either may be open.
+PERIOD_SQL = ("(%(since)s::timestamptz IS NULL OR created_at >= %(since)s::timestamptz) "
+              "AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s::timestamptz)")
+
+
+def record(row: dict[str, Any]) -> MemoryRecord:
+    metadata = row.get("metadata") or {}
+    if isinstance(metadata, str):
+        metadata = json.loads(metadata)
+    return MemoryRecord(
+        id=str(row["id"]), project=row["project"], category=row["category"], kind=row["kind"],
+        content=row["content"], confidence=row["confidence"], created_at=row["created_at"],
+        superseded_at=row["superseded_at"], fact_key=row["fact_key"],
+        source_ids=json.loads(row["source_ids"] or "[]"), metadata=metadata,
+    )
+
+
+def hit_from_record(record: MemoryRecord, score: float, strategy: str) -> Hit:
+    return Hit(
+        id=record.id, source="semantic", content=record.content, score=score, kind=record.kind,
+        category=record.category, key=record.fact_key, confidence=record.confidence,
+        created_at=record.created_at, superseded=record.superseded_at is not None,
+        rationale=record.metadata.get("rationale"), strategy=strategy, metadata=record.metadata,
+    )

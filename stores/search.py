@@ -1,0 +1,211 @@
+"""The one search engine over a scope's semantic memory: dense (pgvector), BM25 (``stores.bm25``) and hybrid
+(reciprocal-rank fusion of the two, one constant: :data:`RRF_K`), plus the conversation-neighbour expansion.
+
+Every search of the project goes through it: the retrieval loop's recipes (``stores.recipes``), ``SemanticStore``'s
+``search`` / ``keyword_search`` / ``hybrid_search`` (and so ``Z0Store`` and the extraction node's related
+memories), the CLI and the inspector. Statements are plain SQL on the memory's pool, each in a transaction bound to
+the engine's scope. ``PGVectorStore`` keeps the table's schema and serves users who want a LangChain ``VectorStore``
+(``SemanticStore.as_vectorstore()``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from langchain_core.embeddings import Embeddings
+
+from z0_memory.schemas import CONVERSATION_GROUP_KEY, CONVERSATION_ORDER_KEY, Hit, conversation_position
+from z0_memory.stores.bm25 import BM25_IDS_SQL, BM25_POOL, BM25_SQL, Bm25Plan, bm25_params, bm25_rows, plan_on
+from z0_memory.stores.database import Database, statement
+from z0_memory.stores.memory_rows import COLUMNS, PERIOD_SQL, SCOPE_SQL, hit_from_record, record
+from z0_memory.stores.schema import SEMANTIC_TABLE
+from z0_memory.stores.scope import Scope
+from z0_memory.stores.vectors import VectorParam
+
+# Reciprocal-rank fusion, ``sum w / (RRF_K + rank)``: the one constant of every fusion of ranked lists here. A small
+# k lets each list's first few hits dominate (the loop's evidence fuses best that way on LoCoMo: 20 over 60).
+RRF_K = 20
+HYBRID_DEPTH = 50  # each half of a hybrid search ranks this many before fusion
+KEYWORD_WEIGHT = 1.0
+DENSE_WEIGHT = 1.0
+NEIGHBOR_ANCHORS = 5
+NEIGHBOR_DECAY = 0.95
+
+# The distance is computed once and ordered by its name (still the HNSW index's ``embedding <=> vector`` order): a
+# score of ``1 - distance`` in the select list beside ``ORDER BY embedding <=> vector`` made Postgres compute every
+# distance twice, de-TOASTing each 512-dim vector twice (6.4 instead of 8.4 ms for 50 of 419 turns). HNSW scans run
+# iteratively in relaxed order (``database.SESSION_SETTINGS``): the rows are sorted again, by ``distance + 0`` since
+# the planner takes the index scan's order as given for ``distance`` itself.
+DENSE_RANKED = f"""embedding <=> %(v)s::vector AS distance FROM {SEMANTIC_TABLE}
+WHERE {SCOPE_SQL} AND {PERIOD_SQL} ORDER BY distance LIMIT %(k)s"""
+DENSE_SQL = statement(f"SELECT * FROM (SELECT {COLUMNS}, {DENSE_RANKED}) d ORDER BY distance + 0")
+DENSE_IDS_SQL = statement(f"SELECT * FROM (SELECT id, {DENSE_RANKED}) d ORDER BY distance + 0")
+ROWS_SQL = statement(f"SELECT {COLUMNS} FROM {SEMANTIC_TABLE} WHERE id = ANY(%(ids)s::uuid[]) AND {SCOPE_SQL}")
+NEIGHBOR_SQL = statement(f"""
+SELECT {COLUMNS}, a.anchor FROM {SEMANTIC_TABLE} m
+JOIN unnest(%(groups)s::text[], %(orders)s::text[], %(anchors)s::int[]) AS a(grp, pos, anchor)
+  ON m.metadata ->> '{CONVERSATION_GROUP_KEY}' = a.grp AND m.metadata ->> '{CONVERSATION_ORDER_KEY}' = a.pos
+WHERE {SCOPE_SQL}
+""")
+
+
+def rrf_ranking(rankings: Sequence[Sequence[str]], k: int, *, weights: Sequence[float] | None = None,
+                rrf_k: int = RRF_K) -> list[tuple[str, float]]:
+    """Reciprocal-rank fusion of ranked id lists: ``sum w / (rrf_k + rank)`` per id; the best k (id, score), best
+    first, equal scores in order of first appearance."""
+    scores: dict[str, float] = {}
+    for weight, ids in zip(weights if weights is not None else [1.0] * len(rankings), rankings, strict=True):
+        for rank, memory_id in enumerate(ids, 1):
+            scores[memory_id] = scores.get(memory_id, 0.0) + weight / (rrf_k + rank)
+    order = sorted(scores, key=scores.__getitem__, reverse=True)[:k]
+    return [(memory_id, scores[memory_id]) for memory_id in order]
+
+
+def rrf_fuse(lists: Sequence[Sequence[Hit]], k: int, strategy: str = "hybrid", *,
+             weights: Sequence[float] | None = None, rrf_k: int = RRF_K) -> list[Hit]:
+    """Reciprocal-rank fusion of ranked hit lists (:func:`rrf_ranking`), deduplicated by id, best first."""
+    best: dict[str, Hit] = {}
+    for hits in lists:
+        for hit in hits:
+            best.setdefault(hit.id, hit)
+    ranked = rrf_ranking([[hit.id for hit in hits] for hits in lists], k, weights=weights, rrf_k=rrf_k)
+    return [best[i].model_copy(update={"score": score, "strategy": strategy}) for i, score in ranked]
+
+
+
+def is_question(text: str) -> bool:
+    """Whether a memory's text asks something (a '?' or a Chinese question particle)."""
+    return "?" in text or "？" in text or text.rstrip().endswith(("吗", "呢"))
+
+
+def settle(task: asyncio.Future) -> None:
+    """Leave no background work behind a search that failed: cancel the task, or consume its error."""
+    if not task.done():
+        task.cancel()
+    elif not task.cancelled():
+        task.exception()
+
+
+class SearchEngine:
+    """Dense, BM25 and hybrid search of one scope's semantic memory."""
+
+    def __init__(self, db: Database, scope: Scope, embeddings: Embeddings) -> None:
+        self.db = db
+        self.scope = scope
+        self.embeddings = embeddings
+
+    def _params(self, include_history: bool, category: str | None, **extra: Any) -> dict[str, Any]:
+        return {**self.scope.params, "all": include_history, "category": category, "since": None, "until": None,
+                **extra}
+
+    async def dense(self, query: str, k: int, *, include_history: bool = False,
+                    query_vector: Sequence[float] | None = None, since: datetime | None = None,
+                    until: datetime | None = None, category: str | None = None) -> list[Hit]:
+        """Cosine similarity (pgvector; HNSW or an exact scan, as the planner prefers); score = 1 - distance."""
+        rows = await self._dense_rows(DENSE_SQL, query, k, include_history, query_vector, since, until, category)
+        return [hit_from_record(record(row), 1.0 - float(row["distance"]), "semantic") for row in rows]
+
+    async def _dense_rows(self, sql: str, query: str, k: int, include_history: bool,
+                          query_vector: Sequence[float] | None, since: datetime | None, until: datetime | None,
+                          category: str | None) -> list[dict]:
+        if query_vector is None:
+            query_vector = await self.embeddings.aembed_query(query)
+        params = self._params(include_history, category, v=VectorParam(query_vector), k=k, since=since, until=until)
+        async with self.db.connection(self.scope) as conn:
+            return await (await conn.execute(sql, params)).fetchall()
+
+    async def bm25(self, query: str, k: int, *, include_history: bool = False, pool: int = BM25_POOL,
+                   since: datetime | None = None, until: datetime | None = None, category: str | None = None,
+                   conn: Any = None) -> list[Hit]:
+        """BM25 over the full-text index (``stores.bm25``), in two statements: plan, then candidates and scores.
+        ``conn``: run on a connection the caller holds (inside its transaction) instead of a pooled one."""
+        if conn is not None:
+            rows = await bm25_rows(conn, self.scope, BM25_SQL, query, k, include_history, pool=pool, since=since,
+                                   until=until, category=category)
+        else:
+            async with self.db.connection(self.scope) as own:
+                rows = await bm25_rows(own, self.scope, BM25_SQL, query, k, include_history, pool=pool,
+                                       since=since, until=until, category=category)
+        return [hit_from_record(record(row), float(row["score"]), "keyword") for row in rows]
+
+    async def bm25_plan(self, query: str, *, include_history: bool = False, pool: int = BM25_POOL) -> Bm25Plan | None:
+        """The plan :meth:`bm25` would use for ``query`` (to check which path a search takes)."""
+        params = bm25_params(self.scope, query, include_history, pool)
+        if params is None:
+            return None
+        async with self.db.connection(self.scope) as conn:
+            return await plan_on(conn, params)
+
+    async def hybrid(self, query: str, k: int, *, include_history: bool = False, since: datetime | None = None,
+                     until: datetime | None = None, category: str | None = None, depth: int = HYBRID_DEPTH,
+                     query_vector: Sequence[float] | None = None) -> list[Hit]:
+        """BM25 and dense search, fused by weighted reciprocal rank (:func:`rrf_ranking`).
+
+        Each half ranks its best ``depth`` (:data:`HYBRID_DEPTH`) by id only, and the k fused memories are read afterwards. The
+        dense half (query embedding in a worker thread, then pgvector on its own pooled connection) runs while BM25
+        runs.
+        """
+        depth = max(k, depth)
+        period = {"since": since, "until": until}
+        dense = asyncio.ensure_future(self._dense_rows(DENSE_IDS_SQL, query, depth, include_history, query_vector,
+                                                       since, until, category))
+        try:
+            # BM25's connection goes back before the dense half is awaited: a search holding one connection while
+            # it waits for another would deadlock a pool that every concurrent search has emptied that way
+            async with self.db.connection(self.scope) as conn:
+                sparse = await bm25_rows(conn, self.scope, BM25_IDS_SQL, query, depth, include_history,
+                                         category=category, **period)
+            ranked = rrf_ranking([[str(row["id"]) for row in sparse], [str(row["id"]) for row in await dense]], k,
+                                 weights=[KEYWORD_WEIGHT, DENSE_WEIGHT])
+        finally:
+            settle(dense)
+        if not ranked:
+            return []
+        async with self.db.connection(self.scope) as conn:
+            rows = await (await conn.execute(ROWS_SQL, self._params(include_history, category,
+                                                                    ids=[i for i, _ in ranked]))).fetchall()
+        by_id = {str(row["id"]): row for row in rows}
+        # a memory deleted between the ranking and the read is left out
+        return [hit_from_record(record(by_id[i]), score, "hybrid") for i, score in ranked if i in by_id]
+
+    async def neighbors(self, hits: Sequence[Hit], *, anchors: int = NEIGHBOR_ANCHORS,
+                        include_history: bool = False) -> list[Hit]:
+        """Context expansion over conversation metadata: the turns next to the best hits, placed right after them.
+
+        Memories imported from a conversation carry ``metadata[CONVERSATION_GROUP_KEY]`` (the session or thread)
+        and ``metadata[CONVERSATION_ORDER_KEY]`` (the turn's position in it; ``schemas.conversation_position``).
+        When one of the first ``anchors`` hits asks a question, the next turn of its session is most likely the
+        answer, even though it shares no words with the query; it is inserted right after its anchor with a score
+        just below it (``NEIGHBOR_DECAY`` times the anchor's). Hits without that metadata (facts, extracted
+        memories) are left alone, so the expansion is a no-op elsewhere.
+        """
+        wanted: list[tuple[str, str, int]] = []
+        present = {h.id for h in hits}
+        for i, hit in enumerate(hits[:anchors]):
+            position = conversation_position(hit)
+            if position is None or not is_question(hit.content):
+                continue
+            wanted.append((position[0], str(position[1] + 1), i))
+        if not wanted:
+            return list(hits)
+        params = self._params(include_history, None, groups=[w[0] for w in wanted], orders=[w[1] for w in wanted],
+                              anchors=[w[2] for w in wanted])
+        async with self.db.connection(self.scope) as conn:
+            rows = await (await conn.execute(NEIGHBOR_SQL, params)).fetchall()
+        after: dict[int, list[Hit]] = {}
+        for row in rows:
+            if str(row["id"]) in present:
+                continue
+            anchor = hits[row["anchor"]]
+            hit = hit_from_record(record(row), anchor.score * NEIGHBOR_DECAY, "neighbors")
+            hit.metadata["neighbor_of"] = anchor.id
+            after.setdefault(row["anchor"], []).append(hit)
+            present.add(hit.id)
+        out: list[Hit] = []
+        for i, hit in enumerate(hits):
+            out.append(hit)
+            out.extend(after.get(i, []))
+        return out
