@@ -223,7 +223,7 @@ async def run(data: Path, extractor: str, data_dir: str) -> Report:
                    extractor_model=extractor)
     report = Report()
     async with Z0Memory(base) as memory:
-        graph = build_extraction_graph().compile(store=memory.store(), checkpointer=InMemorySaver())
+        graph = build_extraction_graph().compile(store=memory.operator_store(), checkpointer=InMemorySaver())
         for project, turns in conversations.items():
             await memory.scope(project).forget_everything()  # fresh project even in a reused --data-dir
             ctx = base.replace(project=project)

@@ -111,7 +111,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     ingest_s = 0.0
     started = time.perf_counter()
     async with Z0Memory(base) as memory:
-        graph = builder.compile(store=memory.store())
+        graph = builder.compile(store=memory.operator_store())
         for name, conv, qa in load_conversations(Path(args.data)):
             if args.limit_conversations is not None and conversations >= args.limit_conversations:
                 break

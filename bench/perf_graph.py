@@ -109,7 +109,7 @@ async def loop_rounds(memory, ctx, qs: list[str], judge_model) -> dict[str, list
     ScriptedJudgeModel._agenerate = judge.wrap(saved_gen)
     out: dict[str, list[float]] = {"round": [], "search": [], "judge": [], "overhead": []}
     try:
-        graph = builder.compile(store=inner.store())
+        graph = builder.compile(store=inner.operator_store())
         await graph.ainvoke({"question": qs[0]}, context=ctx)
         for q in qs:
             search.total = judge.total = 0.0
@@ -134,7 +134,7 @@ async def extraction_throughput(memory, ctx) -> tuple[int, list[float]]:
     from z0_memory.evaluation.harness import _message, turn_groups
     from z0_memory.graphs.extraction import builder
 
-    graph = builder.compile(store=memory.store())
+    graph = builder.compile(store=memory.operator_store())
     per_turn = []
     for s in load_scenarios(REPO / "bench" / "data" / "project_memory_eval.jsonl"):
         c = ctx.replace(project=f"x{s.project}")

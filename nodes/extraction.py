@@ -19,7 +19,6 @@ and metadata; pending rows: ``first_seen``/``last_seen``).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -265,46 +264,29 @@ async def extract(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
 
 async def queue_failed_turn(pm: Any, turn: Sequence[TurnMessage], thread_id: str | None, error: str) -> int:
     """Record a turn whose extraction failed (messages and error redacted) for ``retry_failed_extractions``."""
-    payload = json.dumps([{"role": m.role, "text": redact_secrets(m.text), "id": m.id} for m in turn])
-    error = redact_secrets(error)
-    async with pm.semantic.db.connection(pm.scope) as conn:
-        row = await (await conn.execute(
-            "INSERT INTO z0_extraction_queue (project, user_id, thread_id, messages, error) "
-            "VALUES (%(project)s, %(user_id)s, %(thread)s, %(messages)s::jsonb, %(error)s) RETURNING id",
-            {**pm.scope.params, "thread": thread_id, "messages": payload, "error": error[:2000]},
-        )).fetchone()
-    return int(row["id"])
+    messages = [{"role": m.role, "text": redact_secrets(m.text), "id": m.id} for m in turn]
+    return await pm.extraction_queue.add(messages, thread_id, redact_secrets(error))
 
 
 async def retry_failed_extractions(memory: Any, ctx: Context) -> dict[str, int]:
     """Run the queued turns of the context's scope again; a success removes the entry, a failure counts it.
 
-    Returns ``{"retried": n, "still_failing": m}``. Each queued turn is claimed with a row lock
-    (``FOR UPDATE SKIP LOCKED``) held while it is extracted, so two retry runs at once never process the same turn.
+    Returns ``{"retried": n, "still_failing": m}``. Each queued turn is claimed with a row lock held while it is
+    extracted (``ExtractionQueue.claim``), so two retry runs at once never process the same turn.
     """
     pm = memory.scope(ctx.project, ctx.user_id)
-    async with memory.db.connection(pm.scope) as conn:
-        ids = [r["id"] for r in await (await conn.execute(
-            "SELECT id FROM z0_extraction_queue WHERE project = %(project)s AND user_id = %(user_id)s ORDER BY id",
-            pm.scope.params,
-        )).fetchall()]
     done = failed = 0
-    for queue_id in ids:
-        async with memory.db.connection(pm.scope) as conn:
-            row = await (await conn.execute(
-                "SELECT id, thread_id, messages FROM z0_extraction_queue WHERE id = %s FOR UPDATE SKIP LOCKED",
-                [queue_id],
-            )).fetchone()
-            if row is None:  # another run holds it, or finished it
+    for queue_id in await pm.extraction_queue.ids():
+        async with pm.extraction_queue.claim(queue_id) as queued:
+            if queued is None:  # another run holds it, or finished it
                 continue
-            turn = [TurnMessage(m["role"], m["text"], m.get("id")) for m in row["messages"]]
+            turn = [TurnMessage(m["role"], m["text"], m.get("id")) for m in queued.messages]
             try:
-                await extract_turn(pm, memory, turn, ctx, row["thread_id"])
+                await extract_turn(pm, memory, turn, ctx, queued.thread_id)
             except ModelCallError as exc:
-                await conn.execute("UPDATE z0_extraction_queue SET attempts = attempts + 1, last_attempt_at = now(), "
-                                   "error = %s WHERE id = %s", [redact_secrets(str(exc))[:2000], queue_id])
+                await queued.failed_again(redact_secrets(str(exc)))
                 failed += 1
                 continue
-            await conn.execute("DELETE FROM z0_extraction_queue WHERE id = %s", [queue_id])
+            await queued.done()
         done += 1
     return {"retried": done, "still_failing": failed}

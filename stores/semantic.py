@@ -353,6 +353,14 @@ class SemanticStore:
             )
             return cur.rowcount
 
+    async def source_ids(self) -> dict[str, frozenset[str]]:
+        """Every row's id -> the source ids it cites (fact mirror rows included): what an evaluation scores by."""
+        async with self.db.connection(self.scope) as conn:
+            rows = await (await conn.execute(
+                f"SELECT id, source_ids FROM {SEMANTIC_TABLE} WHERE project = %(project)s AND user_id = %(user_id)s",
+                self.scope.params)).fetchall()
+        return {str(r["id"]): frozenset(json.loads(r["source_ids"] or "[]")) for r in rows}
+
     async def count(self) -> int:
         async with self.db.connection(self.scope) as conn:
             row = await (await conn.execute(

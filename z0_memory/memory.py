@@ -19,6 +19,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
 from z0_memory.stores.database import Database
+from z0_memory.stores.extraction_queue import ExtractionQueue
 from z0_memory.stores.facts import FactStore
 from z0_memory.stores.pending import PendingStore
 from z0_memory.stores.rules import Rules, load_rules
@@ -47,6 +48,7 @@ class ProjectMemory:
     facts: FactStore
     semantic: SemanticStore
     pending: PendingStore
+    extraction_queue: ExtractionQueue
 
     async def forget_everything(self) -> int:
         """Delete every fact version, memory, pending item and queued turn of this scope (only); rows deleted."""
@@ -127,6 +129,7 @@ class Z0Memory:
             facts=FactStore(self.db, scope, emb),
             semantic=SemanticStore(self.db, scope, emb, self.vectorstore),
             pending=PendingStore(self.db, scope, timedelta(days=float(self.context.pending_ttl_days))),
+            extraction_queue=ExtractionQueue(self.db, scope),
         )
 
     def checkpointer(self, project: str | None = None, user_id: str | None = None) -> ScopedCheckpointer:

@@ -23,7 +23,6 @@ Per question and configuration, scored (definitions also in ``bench/data/README.
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import statistics
@@ -48,7 +47,6 @@ from z0_memory.evaluation.models import (
     estimate_cost,
 )
 from z0_memory.schemas import Hit, Provenance
-from z0_memory.stores.schema import SEMANTIC_TABLE
 from z0_memory.stores.semantic import NewMemory
 
 Progress = Callable[[str, int, int], None]
@@ -131,11 +129,7 @@ async def ingest_by_seeding(pm: Any, scenario: Scenario, run_id: str) -> int:
 
 async def row_sources(pm: Any) -> dict[str, frozenset[str]]:
     """id -> the source ids of every row in the scope (facts' mirror rows included)."""
-    async with pm.semantic.db.connection() as conn:
-        rows = await (await conn.execute(
-            f"SELECT id, source_ids FROM {SEMANTIC_TABLE} WHERE project = %(project)s AND user_id = %(user_id)s",
-            pm.scope.params)).fetchall()
-    return {str(r["id"]): frozenset(json.loads(r["source_ids"] or "[]")) for r in rows}
+    return await pm.semantic.source_ids()
 
 
 # --- scoring -----------------------------------------------------------------------------------------------------
