@@ -79,41 +79,6 @@ async def kv_prefix(pm: ProjectMemory, req: SearchRequest) -> list[Hit]:
     return [fact_hit(pm, f, 0.8 if f.is_current else 0.7, "kv_prefix") for f in facts][: req.k]
 
 
-def fact_hit(pm: ProjectMemory, fact: FactVersion, score: float, strategy: str) -> Hit:
-    return Hit(
-        id=mirror_id(pm.scope, fact.key, fact.version), source="kv",
-        content=mirror_text(fact.key, fact.value, fact.provenance.rationale, fact.statement), score=score, kind="fact",
-        category=fact.key.category, key=str(fact.key), confidence=fact.provenance.confidence,
-        created_at=fact.valid_from, superseded=not fact.is_current, rationale=fact.provenance.rationale,
-        strategy=strategy, metadata={"value": fact.value, "version": fact.version,
-                                     "thread_id": fact.provenance.thread_id},
-    )
-
-
-async def kv_exact(pm: ProjectMemory, req: SearchRequest) -> list[Hit]:
-    if not req.key:
-        return []
-    try:
-        key = pm.scope.key(req.key)
-    except InvalidKeyError:
-        return []
-    if req.include_history:
-        versions = await pm.facts.history(key)
-        return [fact_hit(pm, v, 1.0 if v.is_current else 0.9, "kv_exact") for v in reversed(versions)]
-    fact = await pm.facts.get(key)
-    return [fact_hit(pm, fact, 1.0, "kv_exact")] if fact else []
-
-
-async def kv_prefix(pm: ProjectMemory, req: SearchRequest) -> list[Hit]:
-    if not req.prefix:
-        return []
-    parts = req.prefix.split(":")
-    if parts[0] != pm.scope.project or len(parts) > 2:
-        return []
-    facts = await pm.facts.list(parts[1] if len(parts) == 2 else None, include_superseded=req.include_history)
-    return [fact_hit(pm, f, 0.8 if f.is_current else 0.7, "kv_prefix") for f in facts][: req.k]
-
-
 async def _dense(pm: ProjectMemory, req: SearchRequest) -> list[Hit]:
     return await pm.semantic.search_engine.dense(req.query, req.k, include_history=req.include_history,
                                                  since=req.since, until=req.until)
