@@ -15,6 +15,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from z0_memory.config import Context
@@ -45,6 +46,12 @@ def _settings(ctx: typer.Context) -> Settings:
     return ctx.obj if isinstance(ctx.obj, Settings) else Settings()
 
 
+def fail(exc: BaseException) -> typer.Exit:
+    """Print an error as one line (whatever the terminal's width or the cause's own line breaks); exit status 2."""
+    err.print(f"[bold red]error:[/] {escape(' '.join(str(exc).split()))}", soft_wrap=True, highlight=False)
+    return typer.Exit(2)
+
+
 def run(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
     """Run an async command; turn z0 errors into one clear line and exit status 2."""
 
@@ -52,12 +59,8 @@ def run(fn: Callable[..., Awaitable[Any]]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return asyncio.run(fn(*args, **kwargs))
-        except Z0Error as exc:
-            err.print(f"[bold red]error:[/] {exc}")
-            raise typer.Exit(2) from None
-        except ValueError as exc:
-            err.print(f"[bold red]error:[/] {exc}")
-            raise typer.Exit(2) from None
+        except (Z0Error, ValueError) as exc:
+            raise fail(exc) from None
 
     return wrapper
 
@@ -127,8 +130,7 @@ def rules(ctx: typer.Context) -> None:
 
         loaded = load_rules(context.rules_root, context.rules_files, max_bytes=int(context.rules_max_bytes))
     except Z0Error as exc:
-        err.print(f"[bold red]error:[/] {exc}")
-        raise typer.Exit(2) from None
+        raise fail(exc) from None
     console.print(f"rules root: {loaded.root}  ({loaded.size} bytes; order: {', '.join(context.rules_files)})")
     if not loaded.parts:
         console.print("no rules files found")
@@ -343,8 +345,7 @@ def demo(ctx: typer.Context) -> None:
     try:
         asyncio.run(run_demo(_settings(ctx), console))
     except Z0Error as exc:
-        err.print(f"[bold red]error:[/] {exc}")
-        raise typer.Exit(2) from None
+        raise fail(exc) from None
 
 
 @app.command("eval")
