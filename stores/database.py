@@ -109,9 +109,10 @@ POOL_SETTINGS = (*SESSION_SETTINGS, f"SET hnsw.ef_search = {HNSW_EF_SEARCH}")
 LOCAL_SETTINGS = tuple(setting.replace("SET ", "SET LOCAL ", 1) for setting in POOL_SETTINGS)
 
 
-def scope_settings(project: str, user_id: str, *, role: str | None) -> str:
+def scope_settings(project: str, user_id: str, *, role: str | None, pooler: bool = False) -> str:
     """The statement that opens a scoped transaction: ``BEGIN``, the scope the row-level security policies read
-    (``z0.project``, ``z0.user_id``), the search settings, and the application role when there is one.
+    (``z0.project``, ``z0.user_id``), the application role when there is one, and, behind a transaction-mode
+    pooler (``pooler``), the search settings that a direct connection holds for its whole session.
 
     One simple-protocol statement, so opening a scoped transaction costs one round trip. ``project`` and
     ``user_id`` are validated key segments (letters, digits, ``_ - .``) and are quoted as literals anyway.
@@ -120,7 +121,7 @@ def scope_settings(project: str, user_id: str, *, role: str | None) -> str:
         "BEGIN",
         sql.SQL("SELECT set_config('z0.project', {}, true), set_config('z0.user_id', {}, true)").format(
             sql.Literal(project), sql.Literal(user_id)),
-        *(sql.SQL(setting) for setting in LOCAL_SETTINGS),
+        *(sql.SQL(setting) for setting in (LOCAL_SETTINGS if pooler else ())),
     ]
     if role:
         parts.append(sql.SQL("SET LOCAL ROLE {}").format(sql.Identifier(role)))
@@ -335,7 +336,8 @@ class Database:
             if scope is None:
                 yield conn
                 return
-            await conn.execute(scope_settings(scope.project, scope.user_id, role=self.app_role), prepare=False)
+            await conn.execute(scope_settings(scope.project, scope.user_id, role=self.app_role, pooler=self.pooler),
+                               prepare=False)
             try:
                 yield conn
             except BaseException:

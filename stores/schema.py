@@ -228,12 +228,15 @@ FROM {SEMANTIC_TABLE} GROUP BY project, user_id;
 # as a superuser always does; ``FORCE`` makes the policies apply to the tables' owner too, for databases whose
 # login role may not create the application role. LangGraph's checkpoint tables have no project column: their
 # thread ids are project-qualified by ``stores.session.ScopedCheckpointer`` ("{project}:{user}:{thread}").
-SCOPE_SETTING_EMPTY = "coalesce(current_setting('z0.project', true), '') = ''"
+# Each ``current_setting`` is wrapped in a scalar subquery: Postgres then evaluates it once per statement (an
+# InitPlan) instead of once per row the policy filters; a keyword search over a conversation's BM25 candidates
+# spent about a tenth of its time in the per-row calls.
+SCOPE_SETTING_EMPTY = "(SELECT coalesce(current_setting('z0.project', true), '')) = ''"
 SCOPED_TABLES = ("z0_facts", "z0_pending", "z0_extraction_queue", SEMANTIC_TABLE, STATS_TABLE)
 CHECKPOINT_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
-_SCOPE_MATCH = ("(project = current_setting('z0.project', true) "
-                "AND user_id = current_setting('z0.user_id', true))")
-_THREAD_PREFIX = ("current_setting('z0.project', true) || ':' || current_setting('z0.user_id', true) || ':'")
+_SCOPE_MATCH = ("(project = (SELECT current_setting('z0.project', true)) "
+                "AND user_id = (SELECT current_setting('z0.user_id', true)))")
+_THREAD_PREFIX = ("(SELECT current_setting('z0.project', true) || ':' || current_setting('z0.user_id', true) || ':')")
 _THREAD_MATCH = f"(left(thread_id, length({_THREAD_PREFIX})) = {_THREAD_PREFIX})"
 
 

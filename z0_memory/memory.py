@@ -23,17 +23,10 @@ from z0_memory.stores.extraction_queue import ExtractionQueue
 from z0_memory.stores.facts import FactStore
 from z0_memory.stores.pending import PendingStore
 from z0_memory.stores.rules import Rules, load_rules
-from z0_memory.stores.schema import (
-    SEMANTIC_METADATA_COLUMNS,
-    SEMANTIC_TABLE,
-    EmbeddingSpec,
-    setup,
-    stored_embedding,
-    write_embedding_meta,
-)
+from z0_memory.stores.maintenance import embedded_texts, forget_scope, swap_embeddings
+from z0_memory.stores.schema import SEMANTIC_METADATA_COLUMNS, SEMANTIC_TABLE, EmbeddingSpec, setup, stored_embedding
 from z0_memory.stores.scope import Scope
 from z0_memory.stores.semantic import SemanticStore, indexed_text
-from z0_memory.stores.vectors import VectorParam
 from z0_memory.stores.session import ScopedCheckpointer, async_checkpointer
 from z0_memory.config import Context
 from z0_memory.errors import DatabaseError
@@ -52,13 +45,7 @@ class ProjectMemory:
 
     async def forget_everything(self) -> int:
         """Delete every fact version, memory, pending item and queued turn of this scope (only); rows deleted."""
-        total = 0
-        async with self.facts.db.connection(self.scope) as conn:
-            for table in ("z0_facts", "z0_pending", "z0_extraction_queue", SEMANTIC_TABLE):
-                cur = await conn.execute(
-                    f"DELETE FROM {table} WHERE project = %(project)s AND user_id = %(user_id)s", self.scope.params)
-                total += cur.rowcount
-        return total
+        return await forget_scope(self.facts.db, self.scope)
 
 
 class Z0Memory:
@@ -175,23 +162,12 @@ class Z0Memory:
         await self.db.open()
         dims = await self.providers.embedding_dims()
         spec = EmbeddingSpec(self.providers.embedding_name, dims)
-        async with self.db.connection() as conn:
-            rows = await (await conn.execute(f"SELECT id, content, context FROM {SEMANTIC_TABLE} ORDER BY id")).fetchall()
+        rows = await embedded_texts(self.db)
         vectors: list[list[float]] = []
         for start in range(0, len(rows), batch_size):
             vectors += await self.providers.embeddings.aembed_documents(
                 [indexed_text(r["content"], r["context"]) for r in rows[start:start + batch_size]])
-        async with self.db.connection() as conn, conn.transaction():
-            await conn.execute(f"ALTER TABLE {SEMANTIC_TABLE} ADD COLUMN embedding_new vector({dims})")
-            for row, vector in zip(rows, vectors, strict=True):
-                await conn.execute(f"UPDATE {SEMANTIC_TABLE} SET embedding_new = %s::vector WHERE id = %s",
-                                   [VectorParam(vector), row["id"]])
-            await conn.execute(f"ALTER TABLE {SEMANTIC_TABLE} DROP COLUMN embedding")
-            await conn.execute(f"ALTER TABLE {SEMANTIC_TABLE} RENAME COLUMN embedding_new TO embedding")
-            await conn.execute(f"ALTER TABLE {SEMANTIC_TABLE} ALTER COLUMN embedding SET NOT NULL")
-            await conn.execute(
-                f"CREATE INDEX z0_memories_hnsw ON {SEMANTIC_TABLE} USING hnsw (embedding vector_cosine_ops)")
-            await write_embedding_meta(conn, spec)
+        await swap_embeddings(self.db, spec, [r["id"] for r in rows], vectors)
         return len(rows)
 
     async def stored_embedding(self) -> EmbeddingSpec | None:

@@ -1,0 +1,55 @@
+"""Statements over a whole scope or the whole semantic table: forgetting a scope, and re-embedding every memory
+(the embedding-model change: new vectors first, then the column swap and the index rebuild in one transaction)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from z0_memory.stores.database import Database
+from z0_memory.stores.schema import SEMANTIC_TABLE, EmbeddingSpec, write_embedding_meta
+from z0_memory.stores.scope import Scope
+from z0_memory.stores.vectors import VectorParam
+
+# What forgetting a scope deletes: every fact version, pending candidate, queued turn and semantic memory.
+FORGOTTEN_TABLES = ("z0_facts", "z0_pending", "z0_extraction_queue", SEMANTIC_TABLE)
+FORGET_SQL = {table: f"DELETE FROM {table} WHERE project = %(project)s AND user_id = %(user_id)s"
+              for table in FORGOTTEN_TABLES}
+
+EMBEDDED_TEXT_SQL = f"SELECT id, content, context FROM {SEMANTIC_TABLE} ORDER BY id"
+ADD_NEW_COLUMN_SQL = f"ALTER TABLE {SEMANTIC_TABLE} ADD COLUMN embedding_new vector(%d)"
+SET_NEW_VECTOR_SQL = f"UPDATE {SEMANTIC_TABLE} SET embedding_new = %s::vector WHERE id = %s"
+SWAP_COLUMN_SQL = (
+    f"ALTER TABLE {SEMANTIC_TABLE} DROP COLUMN embedding",
+    f"ALTER TABLE {SEMANTIC_TABLE} RENAME COLUMN embedding_new TO embedding",
+    f"ALTER TABLE {SEMANTIC_TABLE} ALTER COLUMN embedding SET NOT NULL",
+    f"CREATE INDEX z0_memories_hnsw ON {SEMANTIC_TABLE} USING hnsw (embedding vector_cosine_ops)",
+)
+
+
+async def forget_scope(db: Database, scope: Scope) -> int:
+    """Delete everything :data:`FORGOTTEN_TABLES` hold for ``scope`` (only), in one transaction; rows deleted."""
+    total = 0
+    async with db.connection(scope) as conn:
+        for sql in FORGET_SQL.values():
+            total += (await conn.execute(sql, scope.params)).rowcount
+    return total
+
+
+async def embedded_texts(db: Database) -> list[dict[str, Any]]:
+    """Every semantic memory's id, content and context (what its vector embeds), in id order."""
+    async with db.connection() as conn:
+        return await (await conn.execute(EMBEDDED_TEXT_SQL)).fetchall()
+
+
+async def swap_embeddings(db: Database, spec: EmbeddingSpec, ids: Sequence[Any],
+                          vectors: Sequence[Sequence[float]]) -> None:
+    """Replace the embedding column by ``vectors`` (one per id) of ``spec``'s dimensions, rebuild the HNSW index and
+    record the model, in one transaction: a failure leaves the old vectors and model in place."""
+    async with db.connection() as conn, conn.transaction():
+        await conn.execute(ADD_NEW_COLUMN_SQL % int(spec.dims))
+        for memory_id, vector in zip(ids, vectors, strict=True):
+            await conn.execute(SET_NEW_VECTOR_SQL, [VectorParam(vector), memory_id])
+        for sql in SWAP_COLUMN_SQL:
+            await conn.execute(sql)
+        await write_embedding_meta(conn, spec)
