@@ -6,7 +6,7 @@ messages) or raises a clear error naming the problem (a ``ValueError`` subclass 
 category, entity, key, value, content, confidence...), and nothing half-written remains: the rows of every z0
 table are counted before and after. Postgres text cannot hold NUL bytes: conversation text is cleaned of them
 (``tokens.message_text``), while the stores refuse them with ``InvalidInputError`` instead of a driver DataError.
-Key parsing and rules loading are fuzzed in test_keys_and_config.py and test_rules.py; here they are driven
+Key parsing and rules loading are fuzzed in test_keys.py and test_rules.py; here they are driven
 through the stores, the LangGraph store, ``Context`` and the graphs.
 """
 
