@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -224,23 +224,38 @@ def bm25_params(scope: Scope, query: str, include_history: bool, pool: int,
             "sample_min": BM25_SAMPLE_MIN, "seed": BM25_SAMPLE_SEED}
 
 
+# How a search runs one statement: ``(sql, params) -> rows`` (a scoped ``Database.fetch``, or a held connection).
+Fetch = Callable[[str, dict], Awaitable[list[dict]]]
+
+
+def on_connection(conn: Any) -> Fetch:
+    """Run statements on ``conn`` (inside the caller's transaction)."""
+    async def fetch(sql: str, params: dict) -> list[dict]:
+        return await (await conn.execute(sql, params)).fetchall()
+    return fetch
+
+
 async def plan_on(conn: Any, params: dict) -> Bm25Plan | None:
-    rows = await (await conn.execute(BM25_PLAN_SQL, params)).fetchall()
-    return bm25_plan(rows, params["pool"])
+    return await plan_with(on_connection(conn), params)
 
 
-async def bm25_rows(conn: Any, scope: Scope, sql: str, query: str, k: int, include_history: bool, *,
+async def plan_with(fetch: Fetch, params: dict) -> Bm25Plan | None:
+    return bm25_plan(await fetch(BM25_PLAN_SQL, params), params["pool"])
+
+
+async def bm25_rows(fetch: Fetch, scope: Scope, sql: str, query: str, k: int, include_history: bool, *,
                     pool: int = BM25_POOL, since: datetime | None = None, until: datetime | None = None,
                     category: str | None = None) -> list[dict]:
-    """Plan, then run one of the scoring statements (:data:`BM25_SQL`: full rows, :data:`BM25_IDS_SQL`: ids) on
-    ``conn``. ``since`` / ``until`` keep candidates created in that period only (the statistics stay the scope's)."""
+    """Plan, then run one of the scoring statements (:data:`BM25_SQL`: full rows, :data:`BM25_IDS_SQL`: ids)
+    through ``fetch``. ``since`` / ``until`` keep candidates created in that period only (the statistics stay the
+    scope's)."""
     params = bm25_params(scope, query, include_history, pool, category)
     if params is None:
         return []
-    plan = await plan_on(conn, params)
+    plan = await plan_with(fetch, params)
     if plan is None:
         return []
-    return await (await conn.execute(sql, bm25_statement_params(params, plan, k, since, until))).fetchall()
+    return await fetch(sql, bm25_statement_params(params, plan, k, since, until))
 
 
 def bm25_statement_params(params: dict, plan: Bm25Plan, k: int, since: datetime | None = None,

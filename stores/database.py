@@ -128,6 +128,13 @@ def scope_settings(project: str, user_id: str, *, role: str | None, pooler: bool
     return "; ".join(p if isinstance(p, str) else p.as_string(None) for p in parts)
 
 
+# A scoped transaction's settings as one parameterised statement (for :meth:`Database.fetch`'s pipeline, where
+# the multi-statement :func:`scope_settings` cannot run): ``set_config('role', ..., true)`` is ``SET LOCAL ROLE``.
+SCOPE_NO_ROLE_SQL = "SELECT set_config('z0.project', %s, true), set_config('z0.user_id', %s, true)"
+SCOPE_SQL = ("SELECT set_config('z0.project', %s, true), set_config('z0.user_id', %s, true), "
+             "set_config('role', %s, true)")
+
+
 async def configure_connection(conn: psycopg.AsyncConnection) -> None:
     """What every pooled connection needs before its first statement (the pool's ``configure`` callback)."""
     conn.adapters.register_dumper(VectorParam, VectorParamDumper)
@@ -318,6 +325,46 @@ class Database:
         The pool checks a connection before handing it out, so after a server restart the next statement gets a
         fresh one; while the server is unreachable this raises :class:`DatabaseError` after ``connection_timeout``.
         """
+        async with self._checkout() as conn:
+            if scope is None:
+                yield conn
+                return
+            await conn.execute(scope_settings(scope.project, scope.user_id, role=self.app_role, pooler=self.pooler),
+                               prepare=False)
+            try:
+                yield conn
+            except BaseException:
+                await _end_transaction(conn, "ROLLBACK")
+                raise
+            await _end_transaction(conn, "COMMIT", fail=True)
+
+    async def fetch(self, scope: Scope, query: str, params: Any = None) -> list[dict[str, Any]]:
+        """The rows of one read-only statement, in a transaction bound to ``scope`` like :meth:`connection`'s,
+        in one round trip: the transaction's opening, the scope, the statement and the commit are pipelined.
+
+        The searches read this way: each round trip of a scoped transaction cost about a millisecond on a busy
+        2-core machine. Behind a transaction-mode pooler it runs as a :meth:`connection` block.
+        """
+        if self.pooler:
+            async with self.connection(scope) as conn:
+                return await (await conn.execute(query, params)).fetchall()
+        async with self._checkout() as conn:
+            try:
+                async with conn.pipeline():
+                    await conn.execute("BEGIN", prepare=False)
+                    await conn.execute(SCOPE_SQL if self.app_role else SCOPE_NO_ROLE_SQL,
+                                       [scope.project, scope.user_id, *([self.app_role] if self.app_role else [])])
+                    cursor = await conn.execute(query, params)
+                    await conn.execute("COMMIT", prepare=False)
+            except BaseException:
+                await _end_transaction(conn, "ROLLBACK")
+                raise
+            return await cursor.fetchall()
+
+    @asynccontextmanager
+    async def _checkout(self) -> AsyncIterator[psycopg.AsyncConnection]:
+        """A pooled connection; a broken one raises :class:`DatabaseError` with its cause, and it goes back to the
+        pool whatever happens (the pool discards a broken one)."""
         pool = self.pool
         if pool is None:
             raise DatabaseError("the database is not open: use `async with Z0Memory.open(...)` or call open() first")
@@ -333,17 +380,7 @@ class Database:
             ) from exc
         self._unreachable = False
         try:
-            if scope is None:
-                yield conn
-                return
-            await conn.execute(scope_settings(scope.project, scope.user_id, role=self.app_role, pooler=self.pooler),
-                               prepare=False)
-            try:
-                yield conn
-            except BaseException:
-                await _end_transaction(conn, "ROLLBACK")
-                raise
-            await _end_transaction(conn, "COMMIT", fail=True)
+            yield conn
         except psycopg.OperationalError as exc:
             # the server went away or the connection broke under a statement: a typed error, the cause kept
             reason = " ".join(str(exc).split())[:300]

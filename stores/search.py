@@ -4,7 +4,7 @@
 Every search of the project goes through it: the retrieval loop's recipes (``stores.recipes``), ``SemanticStore``'s
 ``search`` / ``keyword_search`` / ``hybrid_search`` (and so ``Z0Store`` and the extraction node's related
 memories), the CLI and the inspector. Statements are plain SQL on the memory's pool, each in a transaction bound to
-the engine's scope. ``PGVectorStore`` keeps the table's schema and serves users who want a LangChain ``VectorStore``
+the engine's scope (``Database.fetch``: one round trip each). ``PGVectorStore`` keeps the table's schema and serves users who want a LangChain ``VectorStore``
 (``SemanticStore.as_vectorstore()``).
 """
 
@@ -18,7 +18,16 @@ from typing import Any
 from langchain_core.embeddings import Embeddings
 
 from z0_memory.schemas import CONVERSATION_GROUP_KEY, CONVERSATION_ORDER_KEY, Hit, conversation_position
-from z0_memory.stores.bm25 import BM25_IDS_SQL, BM25_POOL, BM25_SQL, Bm25Plan, bm25_params, bm25_rows, plan_on
+from z0_memory.stores.bm25 import (
+    BM25_IDS_SQL,
+    BM25_POOL,
+    BM25_SQL,
+    Bm25Plan,
+    bm25_params,
+    bm25_rows,
+    on_connection,
+    plan_with,
+)
 from z0_memory.stores.database import Database, statement
 from z0_memory.stores.memory_rows import COLUMNS, PERIOD_SQL, SCOPE_SQL, hit_from_record, record
 from z0_memory.stores.schema import SEMANTIC_TABLE
@@ -114,21 +123,18 @@ class SearchEngine:
         if query_vector is None:
             query_vector = await self.embeddings.aembed_query(query)
         params = self._params(include_history, category, v=VectorParam(query_vector), k=k, since=since, until=until)
-        async with self.db.connection(self.scope) as conn:
-            return await (await conn.execute(sql, params)).fetchall()
+        return await self.db.fetch(self.scope, sql, params)
+
+    async def _fetch(self, sql: str, params: dict) -> list[dict]:
+        return await self.db.fetch(self.scope, sql, params)
 
     async def bm25(self, query: str, k: int, *, include_history: bool = False, pool: int = BM25_POOL,
                    since: datetime | None = None, until: datetime | None = None, category: str | None = None,
                    conn: Any = None) -> list[Hit]:
         """BM25 over the full-text index (``stores.bm25``), in two statements: plan, then candidates and scores.
         ``conn``: run on a connection the caller holds (inside its transaction) instead of a pooled one."""
-        if conn is not None:
-            rows = await bm25_rows(conn, self.scope, BM25_SQL, query, k, include_history, pool=pool, since=since,
-                                   until=until, category=category)
-        else:
-            async with self.db.connection(self.scope) as own:
-                rows = await bm25_rows(own, self.scope, BM25_SQL, query, k, include_history, pool=pool,
-                                       since=since, until=until, category=category)
+        rows = await bm25_rows(self._fetch if conn is None else on_connection(conn), self.scope, BM25_SQL, query, k,
+                               include_history, pool=pool, since=since, until=until, category=category)
         return [hit_from_record(record(row), float(row["score"]), "keyword") for row in rows]
 
     async def bm25_plan(self, query: str, *, include_history: bool = False, pool: int = BM25_POOL) -> Bm25Plan | None:
@@ -136,8 +142,7 @@ class SearchEngine:
         params = bm25_params(self.scope, query, include_history, pool)
         if params is None:
             return None
-        async with self.db.connection(self.scope) as conn:
-            return await plan_on(conn, params)
+        return await plan_with(self._fetch, params)
 
     async def hybrid(self, query: str, k: int, *, include_history: bool = False, since: datetime | None = None,
                      until: datetime | None = None, category: str | None = None, depth: int = HYBRID_DEPTH,
@@ -153,20 +158,17 @@ class SearchEngine:
         dense = asyncio.ensure_future(self._dense_rows(DENSE_IDS_SQL, query, depth, include_history, query_vector,
                                                        since, until, category))
         try:
-            # BM25's connection goes back before the dense half is awaited: a search holding one connection while
-            # it waits for another would deadlock a pool that every concurrent search has emptied that way
-            async with self.db.connection(self.scope) as conn:
-                sparse = await bm25_rows(conn, self.scope, BM25_IDS_SQL, query, depth, include_history,
-                                         category=category, **period)
+            # each statement holds a connection for itself only: a search holding one connection while it waits
+            # for another would deadlock a pool that every concurrent search has emptied that way
+            sparse = await bm25_rows(self._fetch, self.scope, BM25_IDS_SQL, query, depth, include_history,
+                                     category=category, **period)
             ranked = rrf_ranking([[str(row["id"]) for row in sparse], [str(row["id"]) for row in await dense]], k,
                                  weights=[KEYWORD_WEIGHT, DENSE_WEIGHT])
         finally:
             settle(dense)
         if not ranked:
             return []
-        async with self.db.connection(self.scope) as conn:
-            rows = await (await conn.execute(ROWS_SQL, self._params(include_history, category,
-                                                                    ids=[i for i, _ in ranked]))).fetchall()
+        rows = await self._fetch(ROWS_SQL, self._params(include_history, category, ids=[i for i, _ in ranked]))
         by_id = {str(row["id"]): row for row in rows}
         # a memory deleted between the ranking and the read is left out
         return [hit_from_record(record(by_id[i]), score, "hybrid") for i, score in ranked if i in by_id]
@@ -193,8 +195,7 @@ class SearchEngine:
             return list(hits)
         params = self._params(include_history, None, groups=[w[0] for w in wanted], orders=[w[1] for w in wanted],
                               anchors=[w[2] for w in wanted])
-        async with self.db.connection(self.scope) as conn:
-            rows = await (await conn.execute(NEIGHBOR_SQL, params)).fetchall()
+        rows = await self._fetch(NEIGHBOR_SQL, params)
         after: dict[int, list[Hit]] = {}
         for row in rows:
             if str(row["id"]) in present:

@@ -238,3 +238,26 @@ async def test_the_pool_replaces_a_connection_whose_server_side_ended(database_u
         async with db.connection() as conn:
             row = await (await conn.execute("SELECT pg_backend_pid() AS pid")).fetchone()
         assert row["pid"] != pid and pings == [pid]
+
+
+async def test_a_scoped_fetch_runs_in_its_scope_and_a_failed_one_leaves_the_pool_clean(memory):
+    """``Database.fetch`` pipelines a scoped transaction's opening, its statement and the commit: the statement sees
+    the scope's settings and role; an error rolls the transaction back, so the connection returns to the pool idle
+    and the next scoped or unscoped statement runs normally."""
+    from psycopg.pq import TransactionStatus
+
+    from z0_memory.stores.scope import Scope
+
+    db = memory.db
+    [row] = await db.fetch(Scope("acme", "u1"), "SELECT current_setting('z0.project') AS project, "
+                                                 "current_setting('z0.user_id') AS user_id, current_user AS role")
+    assert row == {"project": "acme", "user_id": "u1", "role": db.app_role or row["role"]}
+    for _ in range(db.pool_max_size + 2):  # every pooled connection, at least once
+        with pytest.raises(psycopg.errors.DivisionByZero):
+            await db.fetch(Scope("acme"), "SELECT 1 / 0 AS x")
+    assert await db.fetch(Scope("beta"), "SELECT current_setting('z0.project') AS p") == [{"p": "beta"}]
+    async with db.connection() as conn:  # unscoped again: no scope, no role left over from the failed ones
+        assert conn.pgconn.transaction_status == TransactionStatus.IDLE
+        row = await (await conn.execute("SELECT coalesce(current_setting('z0.project', true), '') AS p, "
+                                        "current_user AS role")).fetchone()
+        assert row["p"] == "" and row["role"] != "z0_app"
