@@ -7,7 +7,11 @@
 * an ``AIMessage`` (returned as is: text and/or tool calls), or a ``str`` (an AIMessage with that text);
 * a pydantic model or a dict: a structured answer (for ``with_structured_output`` callers);
 * an exception instance: raised;
+* :class:`Sleep`: wait (past a caller's timeout, say), then answer its ``then`` item;
 * a callable ``item(call) -> item``: a policy that decides from the recorded :class:`Call` (its prompt, its tools).
+
+A structured answer is parsed from the message's JSON like a ``json_mode`` model, so a string that is not JSON,
+or a dict the schema refuses, fails the way a provider's malformed output does.
 
 Every call is recorded in ``calls`` (and, when several models share one ``log`` list, in that list too, so a test
 can check the order in which the graph called them).
@@ -15,12 +19,14 @@ can check the order in which the graph called them).
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 import uuid
 from collections.abc import Sequence
 from collections.abc import Iterator
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -42,6 +48,7 @@ class Call:
     messages: list[BaseMessage]
     tools: list[str] | None
     schema: str | None
+    started: float = field(default_factory=time.monotonic)  # when the attempt began (retry and backoff checks)
 
     @property
     def system(self) -> str:
@@ -61,6 +68,14 @@ class Call:
     def tool_results(self, name: str | None = None) -> list[str]:
         return [message_text(m) for m in self.messages
                 if isinstance(m, ToolMessage) and (name is None or m.name == name)]
+
+
+@dataclass
+class Sleep:
+    """A script item: sleep ``seconds`` (asynchronous calls only), then answer ``then``."""
+
+    seconds: float
+    then: Any = ""
 
 
 def tool_call(name: str, **args: Any) -> dict[str, Any]:
@@ -103,13 +118,21 @@ class ScriptedChatModel(BaseChatModel):
 
     def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
                   **kwargs: Any) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=self._answer(messages, kwargs))])
+        item = self._next(messages, kwargs)
+        if isinstance(item, Sleep):
+            raise TypeError("Sleep items need an asynchronous call")
+        return ChatResult(generations=[ChatGeneration(message=self._message(item))])
 
     async def _agenerate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
                          **kwargs: Any) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=self._answer(messages, kwargs))])
+        item = self._next(messages, kwargs)
+        if isinstance(item, Sleep):
+            await asyncio.sleep(item.seconds)
+            item = item.then
+        return ChatResult(generations=[ChatGeneration(message=self._message(item))])
 
-    def _answer(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> AIMessage:
+    def _next(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> Any:
+        """Record the call; the script item that answers it (policies resolved)."""
         item = self.script[min(len(self.calls), len(self.script) - 1)]
         call = Call(self.name, list(messages), kwargs.get("tool_names"), kwargs.get("schema_name"))
         self.calls.append(call)
@@ -117,6 +140,9 @@ class ScriptedChatModel(BaseChatModel):
             self._log.append(call)
         while callable(item) and not isinstance(item, BaseModel | BaseException | type):
             item = item(call)
+        return item
+
+    def _message(self, item: Any) -> AIMessage:
         if isinstance(item, BaseException):
             raise item
         if isinstance(item, AIMessage):
@@ -130,7 +156,12 @@ class ScriptedChatModel(BaseChatModel):
         raise TypeError(f"unsupported script item {item!r}")
 
     def prompts(self) -> list[str]:
+        """Everything each call was shown, one string per call."""
         return [c.text for c in self.calls]
+
+    def requests(self) -> list[str]:
+        """The last message of each call's prompt (the turn or question the model was asked about)."""
+        return [message_text(c.messages[-1]) for c in self.calls]
 
 
 @asynccontextmanager

@@ -1,7 +1,7 @@
 """The post-turn extraction node through its graph, on the real database.
 
-A scripted chat model stands in for the LLM extractor: its structured output follows a script and every call's
-messages are recorded, so the tests check what the extractor was asked (only this turn, related memories under
+A scripted chat model (``fakes.ScriptedChatModel``) stands in for the LLM extractor: its structured output follows
+a script and every call's messages are recorded, so the tests check what the extractor was asked (only this turn, related memories under
 small local ids) as well as what ended up in the tables. The offline extractor runs the end-to-end scenarios.
 """
 
@@ -14,12 +14,9 @@ from typing import Any
 
 import pytest
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage, ToolMessage
-from langchain_core.outputs import ChatResult
-from langchain_core.runnables import RunnableLambda
-from pydantic import ConfigDict
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from fakes import swapped_model
+from fakes import Call, ScriptedChatModel, Sleep, swapped_model
 from z0_memory.config import Context
 from z0_memory.graphs.extraction import build_extraction_graph
 from z0_memory.nodes.extraction import ExtractionResult, latest_turn, queue_failed_turn, retry_failed_extractions
@@ -33,46 +30,6 @@ CTX = Context(project="acme")
 FAST_FAIL = Context(project="acme", model_timeout_s=0.2, model_retries=1)
 GITHUB_TOKEN = "ghp_Qw3rTy7uIo9pAs1dFg5hJk8lZx2cVb4nM6q0"
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
-
-
-class ScriptedExtractor(BaseChatModel):
-    """A chat model whose structured output follows a script and which records every call's messages.
-
-    Script items: an ``ExtractionResult``; a callable ``(messages) -> ExtractionResult`` (to answer with local ids
-    read from the prompt); an exception instance (raised); ``("sleep", seconds)``; or any other object, returned
-    as is (malformed output). The last item repeats when the script runs out.
-    """
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-    script: list[Any]
-    calls: list[list[BaseMessage]] = []
-    model_name: str = "scripted"
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted-extractor"
-
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-                  **kwargs: Any) -> ChatResult:
-        raise NotImplementedError("the extractor is only called through with_structured_output")
-
-    def with_structured_output(self, schema: Any, **kwargs: Any) -> Any:  # noqa: D102
-        assert schema is ExtractionResult
-
-        async def answer(messages: list[BaseMessage]) -> Any:
-            item = self.script[min(len(self.calls), len(self.script) - 1)]
-            self.calls.append(list(messages))
-            if isinstance(item, BaseException):
-                raise item
-            if isinstance(item, tuple) and item[0] == "sleep":
-                await asyncio.sleep(item[1])
-                return ExtractionResult()
-            return item(messages) if callable(item) else item
-
-        return RunnableLambda(answer)
-
-    def prompts(self) -> list[str]:
-        return [str(call[-1].content) for call in self.calls]
 
 
 def extractor(memory, model: BaseChatModel | None):
@@ -112,8 +69,8 @@ async def test_extractor_reads_only_the_turn_and_related_memories_by_local_id(me
     await pm.facts.put("acme:stack:backend_framework", "Express", Provenance(extractor="seed"))
     await pm.semantic.add("The team prefers small pull requests", category="process", kind="preference")
     await pm.pending.add(decision("acme:database:cache", "Redis", 0.35, hedged=True), Provenance(extractor="seed"))
-    model = ScriptedExtractor(script=[lambda msgs: ExtractionResult(candidates=[
-        decision("acme:stack:backend_framework", "Hono", supersedes=[local_id(msgs[-1].content, "Express")],
+    model = ScriptedChatModel(script=[lambda call: ExtractionResult(candidates=[
+        decision("acme:stack:backend_framework", "Hono", supersedes=[local_id(call.request, "Express")],
                  rationale="it runs on the edge")])])
     messages = [
         SystemMessage("# Project rules\nAlways use tabs. RULES-MARKER"),
@@ -129,8 +86,8 @@ async def test_extractor_reads_only_the_turn_and_related_memories_by_local_id(me
         outcomes = await run(memory, messages)
 
     [call] = model.calls
-    assert isinstance(call[0], SystemMessage) and call[0].content == EXTRACTOR_SYSTEM
-    prompt = call[-1].content
+    assert isinstance(call.messages[0], SystemMessage) and call.messages[0].content == EXTRACTOR_SYSTEM
+    prompt = call.request
     assert "USER: For the backend we'll use Hono" in prompt and "ASSISTANT: Hono it is." in prompt
     assert "ASSISTANT (previous reply, context only): GitHub Actions" in prompt
     for marker in ("RULES-MARKER", "Always use tabs", "EARLIER-QUESTION", "RECALLED-MARKER", "TOOL-MARKER"):
@@ -160,15 +117,15 @@ async def test_supersedes_local_ids_map_to_real_rows(memory):
     old_note = await pm.semantic.add("Deploys go out from Dave's laptop on Fridays", category="process",
                                      kind="context")
 
-    def answer(msgs: list[BaseMessage]) -> ExtractionResult:
-        prompt = msgs[-1].content
+    def answer(call: Call) -> ExtractionResult:
+        prompt = call.request
         return ExtractionResult(candidates=[
             decision("acme:process:deploy", "Fly.io", supersedes=[local_id(prompt, "Heroku")]),
             Candidate(kind="context", content="Deploys now run from CI on every merge to main", confidence=0.85,
                       supersedes=[local_id(prompt, "Dave's laptop"), 99]),
         ])
 
-    with extractor(memory, ScriptedExtractor(script=[answer])):
+    with extractor(memory, ScriptedChatModel(script=[answer])):
         outcomes = await run(memory, [HumanMessage("We moved hosting to Fly.io; deploys run from CI on merge.")])
     assert [o["action"] for o in outcomes] == ["fact_superseded", "memory_added"]
     assert [(f.value, f.provenance.rationale) for f in await pm.facts.history("acme:process:hosting")] == [
@@ -183,8 +140,8 @@ async def test_same_as_confirms_instead_of_duplicating(memory):
     note = await pm.semantic.add("The team prefers small pull requests", category="process", kind="preference")
     await pm.facts.put("acme:database:database", "Postgres", Provenance(extractor="seed"))
 
-    def answer(msgs: list[BaseMessage]) -> ExtractionResult:
-        prompt = msgs[-1].content
+    def answer(call: Call) -> ExtractionResult:
+        prompt = call.request
         return ExtractionResult(candidates=[
             Candidate(kind="preference", content="Small PRs are preferred", confidence=0.8,
                       same_as=local_id(prompt, "small pull requests")),
@@ -192,7 +149,7 @@ async def test_same_as_confirms_instead_of_duplicating(memory):
                       same_as=local_id(prompt, "Postgres")),
         ])
 
-    with extractor(memory, ScriptedExtractor(script=[answer])):
+    with extractor(memory, ScriptedChatModel(script=[answer])):
         outcomes = await run(memory, [HumanMessage("Reminder: small PRs please, and we're on Postgres.")])
     assert [o["action"] for o in outcomes] == ["memory_confirmed", "fact_confirmed"]
     assert (await pm.semantic.get(note.id)).metadata["confirmations"] == 2
@@ -202,7 +159,7 @@ async def test_same_as_confirms_instead_of_duplicating(memory):
 
 
 async def test_same_fact_said_twice_through_the_llm_is_one_fact(memory):
-    model = ScriptedExtractor(script=[ExtractionResult(candidates=[decision("acme:database:cache", "Redis")])])
+    model = ScriptedChatModel(script=[ExtractionResult(candidates=[decision("acme:database:cache", "Redis")])])
     with extractor(memory, model):
         await run(memory, [HumanMessage("Redis is our cache.")], thread="a")
         second = await run(memory, [HumanMessage("As I said, Redis is the cache.")], thread="b")
@@ -214,13 +171,13 @@ async def test_same_fact_said_twice_through_the_llm_is_one_fact(memory):
 async def test_llm_gate_pending_then_explicit_confirmation_by_local_id(memory):
     pm = memory.scope("acme")
     hedge = decision("acme:database:cache", "Redis", 0.35, hedged=True)
-    model = ScriptedExtractor(script=[
+    model = ScriptedChatModel(script=[
         ExtractionResult(candidates=[hedge]),
         ExtractionResult(candidates=[hedge]),
         # the confirmation names no key: only the local id ties it to the waiting item
-        lambda msgs: ExtractionResult(candidates=[Candidate(
+        lambda call: ExtractionResult(candidates=[Candidate(
             kind="decision", content="Yes, go with it", confidence=0.6, confirms=True,
-            same_as=local_id(msgs[-1].content, "(pending)"))]),
+            same_as=local_id(call.request, "(pending)"))]),
     ])
     with extractor(memory, model):
         first = await run(memory, [HumanMessage("maybe we could try Redis")])
@@ -243,7 +200,7 @@ async def test_secrets_never_reach_the_model_or_the_tables(memory):
                   value="hunter2hunter2", confidence=0.9),
         Candidate(kind="context", content=f"Maybe rotate {GITHUB_TOKEN} monthly", confidence=0.3, hedged=True),
     ]
-    model = ScriptedExtractor(script=[ExtractionResult(candidates=leaky)])
+    model = ScriptedChatModel(script=[ExtractionResult(candidates=leaky)])
     text = f"CI pushes with token {GITHUB_TOKEN}; the staging password is hunter2hunter2."
     with extractor(memory, model):
         await run(memory, [HumanMessage(text)])
@@ -260,13 +217,13 @@ async def test_secrets_never_reach_the_model_or_the_tables(memory):
 
 @pytest.mark.parametrize("failure", [
     RuntimeError("provider exploded"),
-    ("sleep", 1.0),
+    Sleep(1.0, then=ExtractionResult()),
     {"candidates": [{"kind": "not-a-kind", "content": "x", "confidence": 7}]},
     "this is not json",
-], ids=["raises", "timeout", "malformed", "wrong-type"])
+], ids=["raises", "timeout", "malformed", "not-json"])
 async def test_model_failure_queues_the_turn_and_retry_recovers(memory, failure):
     pm = memory.scope("acme")
-    broken = ScriptedExtractor(script=[failure])
+    broken = ScriptedChatModel(script=[failure])
     text = f"We'll use Hono for the backend. The deploy token is {GITHUB_TOKEN}"
     with extractor(memory, broken):
         outcomes = await run(memory, [HumanMessage(text, id="h1")], thread="t-fail", ctx=FAST_FAIL)
@@ -277,11 +234,11 @@ async def test_model_failure_queues_the_turn_and_retry_recovers(memory, failure)
     assert GITHUB_TOKEN not in json.dumps(row, default=str) and "[REDACTED]" in row["messages"][0]["text"]
     assert row["messages"][0]["id"] == "h1"
 
-    with extractor(memory, ScriptedExtractor(script=[RuntimeError("still down")])):
+    with extractor(memory, ScriptedChatModel(script=[RuntimeError("still down")])):
         assert await retry_failed_extractions(memory, FAST_FAIL) == {"retried": 0, "still_failing": 1}
     assert (await table(memory, "z0_extraction_queue"))[0]["attempts"] == 2
 
-    working = ScriptedExtractor(script=[ExtractionResult(candidates=[
+    working = ScriptedChatModel(script=[ExtractionResult(candidates=[
         decision("acme:stack:backend_framework", "Hono")])])
     with extractor(memory, working):
         assert await retry_failed_extractions(memory, FAST_FAIL) == {"retried": 1, "still_failing": 0}
@@ -300,20 +257,20 @@ async def test_the_queue_redacts_whatever_it_is_given(memory):
 
 
 async def test_retry_only_touches_its_own_scope(memory):
-    with extractor(memory, ScriptedExtractor(script=[RuntimeError("down")])):
+    with extractor(memory, ScriptedChatModel(script=[RuntimeError("down")])):
         await run(memory, [HumanMessage("We'll use Hono for the backend.")], ctx=FAST_FAIL)
     other = Context(project="other", model_timeout_s=0.2, model_retries=0)
-    with extractor(memory, ScriptedExtractor(script=[ExtractionResult()])):
+    with extractor(memory, ScriptedChatModel(script=[ExtractionResult()])):
         assert await retry_failed_extractions(memory, other) == {"retried": 0, "still_failing": 0}
     assert len(await table(memory, "z0_extraction_queue")) == 1
 
 
 async def test_concurrent_retry_runs_process_each_turn_once(memory):
-    with extractor(memory, ScriptedExtractor(script=[RuntimeError("down")])):
+    with extractor(memory, ScriptedChatModel(script=[RuntimeError("down")])):
         for i in range(3):
             await run(memory, [HumanMessage(f"We'll use Hono for service {i}.")], thread=f"t{i}", ctx=FAST_FAIL)
     assert len(await table(memory, "z0_extraction_queue")) == 3
-    working = ScriptedExtractor(script=[ExtractionResult(candidates=[
+    working = ScriptedChatModel(script=[ExtractionResult(candidates=[
         decision("acme:stack:backend_framework", "Hono")])])
     with extractor(memory, working):
         results = await asyncio.gather(*(retry_failed_extractions(memory, FAST_FAIL) for _ in range(4)))

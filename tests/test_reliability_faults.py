@@ -24,11 +24,8 @@ from typing import Any
 import httpx
 from psycopg_pool import PoolTimeout
 import pytest
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, HumanMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.runnables import RunnableLambda
-from fakes import ScriptedChatModel
+from langchain_core.messages import HumanMessage
+from fakes import ScriptedChatModel, Sleep
 from reliability_support import fast_context, fast_database, fast_memory, fast_owner, record  # noqa: F401
 
 from z0_memory import llm
@@ -85,34 +82,20 @@ async def test_database_restart_mid_thread_reconnects_and_loses_no_checkpoint(tm
     record("faults.db_restart", operations=3, faults=2, lost=0)
 
 
-class FlakyModel(BaseChatModel):
-    """A chat model that fails the way providers do; records when each attempt started."""
+def flaky(fault: str) -> ScriptedChatModel:
+    """A chat model that fails every call the way providers do: it hangs, answers HTTP 503, or cuts its JSON."""
+    request = httpx.Request("POST", "https://api.example.invalid/v1/chat/completions")
+    failure = {
+        "timeout": Sleep(30),
+        "http": httpx.HTTPStatusError("503 Service Unavailable", request=request,
+                                      response=httpx.Response(503, request=request)),
+        "malformed": '{"candidates": [{"kind": "decis',
+    }[fault]
+    return ScriptedChatModel([failure], name=f"flaky-{fault}")
 
-    fault: str
-    starts: list[float] = []
 
-    @property
-    def _llm_type(self) -> str:
-        return "flaky-fake"
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
-        return self
-
-    def with_structured_output(self, schema: Any, **kwargs: Any) -> Any:
-        return self | RunnableLambda(lambda m: schema.model_validate(json.loads(m.content)))
-
-    def _generate(self, *args: Any, **kwargs: Any) -> ChatResult:
-        raise NotImplementedError("async only")
-
-    async def _agenerate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kw: Any) -> ChatResult:
-        self.starts.append(time.monotonic())
-        if self.fault == "timeout":
-            await asyncio.sleep(30)
-        if self.fault == "http":
-            request = httpx.Request("POST", "https://api.example.invalid/v1/chat/completions")
-            raise httpx.HTTPStatusError("503 Service Unavailable", request=request,
-                                        response=httpx.Response(503, request=request))
-        return ChatResult(generations=[ChatGeneration(message=AIMessage('{"candidates": [{"kind": "decis'))])
+def starts(model: ScriptedChatModel) -> list[float]:
+    return [call.started for call in model.calls]
 
 
 def assert_backoff(starts: list[float], attempts: int, timeout: float) -> None:
@@ -125,7 +108,7 @@ def assert_backoff(starts: list[float], attempts: int, timeout: float) -> None:
 @pytest.mark.parametrize("fault", ["timeout", "http", "malformed"])
 async def test_model_faults_retry_with_backoff_then_degrade_and_the_turn_completes(fast_memory, fast_database,
                                                                                    tmp_path, fault):
-    models = {role: FlakyModel(fault=fault, starts=[]) for role in ("agent", "judge", "extractor")}
+    models = {role: flaky(fault) for role in ("agent", "judge", "extractor")}
     ctx = fast_context(fast_database, mode="chat", max_rounds=1, model_retries=2, model_timeout_s=0.3,
                        rules_root=str(tmp_path))
     async with Z0Memory(ctx, chat_models=models) as memory:
@@ -134,15 +117,15 @@ async def test_model_faults_retry_with_backoff_then_degrade_and_the_turn_complet
             {"messages": [HumanMessage("We decided to use Valkey as the cache because it is open source.")]},
             thread("faults"), context=ctx), 60)
     attempts = ctx.model_retries + 1
-    assert_backoff(models["judge"].starts, attempts, ctx.model_timeout_s)
-    assert_backoff(models["extractor"].starts, attempts, ctx.model_timeout_s)
+    assert_backoff(starts(models["judge"]), attempts, ctx.model_timeout_s)
+    assert_backoff(starts(models["extractor"]), attempts, ctx.model_timeout_s)
     [round_] = out["trace"]
     assert "offline judge decided" in round_.error
     reply = out["messages"][-1].content
     if fault == "malformed":  # plain text is a valid chat answer: the responder's call succeeds at once
-        assert len(models["agent"].starts) == 1
+        assert len(models["agent"].calls) == 1
     else:
-        assert_backoff(models["agent"].starts, attempts, ctx.model_timeout_s)
+        assert_backoff(starts(models["agent"]), attempts, ctx.model_timeout_s)
         assert reply.startswith(OFFLINE_NOTE) and "The model failed" in reply
     [queued] = out["extraction"]
     assert queued["action"] == "queued_for_retry" and "after 3 attempt(s)" in queued["error"]
@@ -161,5 +144,5 @@ async def test_model_faults_retry_with_backoff_then_degrade_and_the_turn_complet
     assert (await pm.facts.get("acme:database:cache")).value == "Valkey"
     async with fast_memory.db.connection() as conn:
         assert (await (await conn.execute("SELECT count(*) AS n FROM z0_extraction_queue")).fetchone())["n"] == 0
-    calls = sum(len(m.starts) for m in models.values())
+    calls = sum(len(m.calls) for m in models.values())
     record(f"faults.model_{fault}", operations=1 + calls, faults=calls, lost=0)

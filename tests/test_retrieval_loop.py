@@ -3,20 +3,14 @@ accumulation, judge faults, KV exact hits, Chinese, history questions, and the g
 
 from __future__ import annotations
 
-import asyncio
-import json
 from typing import Any
 
 import pytest
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.runnables import RunnableLambda
 from langgraph.graph import END, START, StateGraph
-from pydantic import ConfigDict
 from typing_extensions import TypedDict
 
-from fakes import swapped_model
+from fakes import ScriptedChatModel, Sleep, swapped_model
 from z0_memory.config import Context
 from z0_memory.graphs.retrieval import builder, graph as module_graph
 from z0_memory.offline.judge import norm_query
@@ -36,53 +30,6 @@ MEMORIES = [
     NewMemory("我们决定使用 Supabase 作为主数据库，因为它自带认证", category="database", kind="decision"),
     NewMemory("前端部署在 Vercel 上", category="deploy", kind="fact"),
 ]
-
-
-class ScriptedJudge(BaseChatModel):
-    """A chat model whose structured outputs follow a script, recording every call.
-
-    Script items: a ``Verdict`` or dict (returned as JSON), a raw string (returned as is, so it can be malformed
-    JSON), an exception instance (raised), or ``("sleep", seconds)``. The last item repeats when the script ends.
-    """
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-    script: list[Any]
-    calls: list[dict[str, Any]] = []
-
-    @property
-    def _llm_type(self) -> str:
-        return "scripted-judge"
-
-    def _next(self) -> Any:
-        index = min(len(self.calls), len(self.script) - 1)
-        return self.script[index]
-
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-                  **kwargs: Any) -> ChatResult:
-        raise NotImplementedError("the loop calls models asynchronously")
-
-    async def _agenerate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-                         **kwargs: Any) -> ChatResult:
-        item = self._next()
-        self.calls.append({"messages": list(messages), "schema": kwargs.get("schema")})
-        if isinstance(item, BaseException):
-            raise item
-        if isinstance(item, tuple) and item[0] == "sleep":
-            await asyncio.sleep(item[1])
-            item = Verdict(sufficient=True, reason="too late")
-        if isinstance(item, Verdict):
-            item = item.model_dump()
-        text = item if isinstance(item, str) else json.dumps(item)
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
-
-    def with_structured_output(self, schema: Any, **kwargs: Any) -> Any:  # noqa: D102 - like a json_mode model
-        def parse(message: AIMessage) -> Any:
-            return schema.model_validate(json.loads(message.content))
-
-        return self.bind(schema=schema.__name__) | RunnableLambda(parse)
-
-    def questions(self) -> list[str]:
-        return [c["messages"][-1].content for c in self.calls]
 
 
 def judged_by(memory, model: BaseChatModel | None):
@@ -114,7 +61,7 @@ def fast(**kw: Any) -> Context:
 
 async def test_insufficient_twice_then_sufficient(memory):
     pm, ids = await seed(memory)
-    judge = ScriptedJudge(script=[
+    judge = ScriptedChatModel(script=[
         insufficient("Frankfurt region hosting", "keyword"),
         insufficient("database backups schedule", "semantic", missing="the backup time"),
         Verdict(sufficient=True, reason="both found"),
@@ -134,8 +81,8 @@ async def test_insufficient_twice_then_sufficient(memory):
     assert trace[0].reason == "no hit names it" and trace[0].missing == "the region"
     assert "rewrite" in trace[0].next_action and trace[-1].next_action.startswith("stop")
     # the judge saw the question, the round number and the queries already tried
-    assert "Round 2 of at most 5" in judge.questions()[1]
-    assert "Frankfurt region hosting" in judge.questions()[2]
+    assert "Round 2 of at most 5" in judge.requests()[1]
+    assert "Frankfurt region hosting" in judge.requests()[2]
     # evidence accumulated: every hit of round 1 and round 3 is still in the final memories
     final = {h.id for h in out["memories"]}
     for t in (trace[0], trace[2]):
@@ -149,7 +96,7 @@ async def test_insufficient_twice_then_sufficient(memory):
 
 async def test_judge_repeating_a_query_is_never_rerun(memory):
     await seed(memory)
-    judge = ScriptedJudge(script=[insufficient("where is the API deployed?"), insufficient("deploy region")])
+    judge = ScriptedChatModel(script=[insufficient("where is the API deployed?"), insufficient("deploy region")])
     with judged_by(memory, judge):
         out = await run(memory, "where is the API deployed?", fast(max_rounds=5))
     queries = [norm_query(t.query) for t in out["trace"]]
@@ -168,7 +115,7 @@ async def test_judge_repeating_a_query_is_never_rerun(memory):
 async def test_guard_stops_at_exactly_n_rounds(memory, n):
     await seed(memory)
     verdicts = [insufficient(f"query number {i}", missing=f"gap {i}") for i in range(1, 8)]
-    judge = ScriptedJudge(script=verdicts)
+    judge = ScriptedChatModel(script=verdicts)
     with judged_by(memory, judge):
         out = await run(memory, "what is the meaning of life?", fast(), max_rounds=n)
     assert len(out["trace"]) == n and len(judge.calls) == n
@@ -181,7 +128,7 @@ async def test_guard_stops_at_exactly_n_rounds(memory, n):
 @pytest.mark.parametrize(("mode", "expected"), [("code", 5), ("chat", 3)])
 async def test_max_rounds_default_by_mode(memory, mode, expected):
     await seed(memory)
-    judge = ScriptedJudge(script=[insufficient()])
+    judge = ScriptedChatModel(script=[insufficient()])
     with judged_by(memory, judge):
         out = await run(memory, "what is the meaning of life?",
                         Context(project="acme", mode=mode, model_timeout_s=0.2, model_retries=1))
@@ -190,7 +137,7 @@ async def test_max_rounds_default_by_mode(memory, mode, expected):
 
 async def test_max_rounds_input_overrides_context(memory):
     await seed(memory)
-    judge = ScriptedJudge(script=[insufficient()])
+    judge = ScriptedChatModel(script=[insufficient()])
     with judged_by(memory, judge):
         out = await run(memory, "what is the meaning of life?", fast(mode="code"), max_rounds=2)
         out_ctx = await run(memory, "what is the meaning of life?", fast(mode="chat", max_rounds=4))
@@ -204,7 +151,7 @@ async def test_max_rounds_input_overrides_context(memory):
     ("script", "words"),
     [
         ([RuntimeError("HTTP 500 from the provider")], "RuntimeError"),
-        ([("sleep", 1.0)], "timed out"),
+        ([Sleep(1.0, then=Verdict(sufficient=True, reason="too late"))], "timed out"),
         (['{"sufficient": tru'], "JSONDecodeError"),
         (['{"reason": "no verdict field"}'], "ValidationError"),
     ],
@@ -212,7 +159,7 @@ async def test_max_rounds_input_overrides_context(memory):
 )
 async def test_judge_faults_never_fail_the_caller(memory, script, words):
     await seed(memory)
-    judge = ScriptedJudge(script=script)
+    judge = ScriptedChatModel(script=script)
     with judged_by(memory, judge):
         out = await run(memory, "where is the API deployed?", fast(max_rounds=2))
     assert out["stop_reason"] in {"sufficient", "max_rounds"}
