@@ -353,3 +353,4 @@ async def test_forget_everything_clears_the_extraction_log(memory):
     await other.extraction_log.add([{"action": "memory_added", "content": "y"}])
     assert await acme.forget_everything() >= 1
     assert await acme.extraction_log.count() == 0 and await other.extraction_log.count() == 1
+
