@@ -189,7 +189,8 @@ async def test_recall_shows_rounds_and_score_parts(memory, web):
     body = results[results.index("<tbody>"):]
     first = body[:body.index("</tr>")]
     assert "Hono" in first and KEY in first  # the fact is recalled first, with its parts
-    assert re.search(r"<code>[a-z_+@]+</code>", first) and re.search(r'class="n">0\.\d{3}</td>', first)
+    assert "kv_exact #1 (round 1)" in first  # the recipe that found it, at its rank
+    assert re.search(r'class="n">0\.\d{3}</td>', first)  # its confidence factor
     assert (await web.get("/p/acme/recall")).status_code == 200
     assert (await web.get("/p/acme/recall", params={"q": "x", "mode": "turbo"})).status_code == 400
 

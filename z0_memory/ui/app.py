@@ -337,14 +337,14 @@ async def recall(pg: Page) -> Response:
         raise InvalidInputError(f"mode must be code or chat, got {mode!r}")
     if not question:
         return pg.render("recall.html", question="", mode=mode, out=None, rounds=[], results=[])
-    from z0_memory.graphs.retrieval import builder
+    from z0_memory.ui.recall import run_traced
 
     ctx = pg.settings.context.replace(project=pg.project, user_id=pg.settings.user_id, mode=mode)
-    out = await builder.compile(store=pg.memory.store(pg.project, pg.settings.user_id)).ainvoke(
-        {"question": question}, context=ctx)
+    run = await run_traced(pg.memory, pg.pm, question, ctx)
+    out = run.state
     found = {h.id: h for h in out.get("memories") or []}
     rounds = []
-    for trace in out["trace"]:
+    for trace in out.get("trace") or []:
         hits = []
         for h in trace.hits:
             hit = found.get(h["id"])
@@ -355,7 +355,8 @@ async def recall(pg: Page) -> Response:
             hits.append({**h, "content": content})
         rounds.append({"trace": trace, "hits": hits})
     include_history = bool(out.get("include_history"))
-    results = [{"hit": h, "parts": views.score_parts(h, include_history=include_history)}
+    results = [{"hit": h, "parts": views.score_parts(h, include_history=include_history),
+                "found_by": run.found_by.get(h.id, [])}
                for h in (out.get("memories") or [])[: int(ctx.top_k)]]
     return pg.render("recall.html", question=question, mode=mode, out=out, rounds=rounds, results=results)
 
