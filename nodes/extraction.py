@@ -268,9 +268,8 @@ async def extract(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
 async def log_turn(pm: Any, turn: Sequence[TurnMessage], thread_id: str | None,
                    outcomes: Sequence[dict[str, Any]]) -> None:
     """Record what this turn's extraction did in the scope's extraction log (the memory inspector reads it)."""
-    said = turn[_first_user(turn):]
     await pm.extraction_log.add(outcomes, thread_id=thread_id, message_ids=said_ids(turn),
-                                excerpt=" / ".join(m.text for m in said))
+                                excerpt=" / ".join(m.text for m in turn if m.role == "user"))
 
 
 async def queue_failed_turn(pm: Any, turn: Sequence[TurnMessage], thread_id: str | None, error: str) -> int:

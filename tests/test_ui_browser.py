@@ -86,7 +86,7 @@ async def page(server: str) -> AsyncIterator[object]:
     async with playwright_api.async_playwright() as pw:
         browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            context = await browser.new_context(viewport={"width": 1280, "height": 860}, base_url=server)
+            context = await browser.new_context(viewport={"width": 1280, "height": 640}, base_url=server)
             tab = await context.new_page()
             tab.set_default_timeout(30_000)
             dialogs: list[str] = []

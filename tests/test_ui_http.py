@@ -209,6 +209,7 @@ async def test_extraction_log_says_what_each_turn_did(memory, web):
     await extract(memory, "Hello there!", thread="t-c")
     entries = await memory.scope("acme").extraction_log.recent()
     assert [e.thread_id for e in entries] == ["t-c", "t-b", "t-a"]
+    assert entries[1].excerpt == "Maybe we could try Redis for the cache" and len(entries[1].message_ids) == 1
     assert [e.counts() for e in entries] == [
         {"written": 0, "confirmed": 0, "pending": 0, "ignored": 1},
         {"written": 0, "confirmed": 0, "pending": 1, "ignored": 0},
