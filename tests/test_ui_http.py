@@ -318,6 +318,8 @@ async def test_token_required_off_the_loopback(memory):
         create_app(memory, projects=["acme"], host="0.0.0.0")
     result = CliRunner().invoke(cli_app, ["ui", "--host", "0.0.0.0", "--port", "1"], env={"Z0_UI_TOKEN": ""})
     assert result.exit_code == 2 and "--token or Z0_UI_TOKEN" in result.output
+    result = CliRunner().invoke(cli_app, ["ui", "--project", "no such/project", "--port", "1"])
+    assert result.exit_code == 2 and "project" in result.output
 
     app = create_app(memory, projects=["acme"], host="0.0.0.0", token="s3cret-token")
     async with client(app, "http://192.0.2.10:8765") as c:
@@ -356,3 +358,29 @@ async def test_forget_everything_clears_the_extraction_log(memory):
     assert await acme.forget_everything() >= 1
     assert await acme.extraction_log.count() == 0 and await other.extraction_log.count() == 1
 
+
+
+async def test_outcome_chart_stacks_each_days_groups_to_scale():
+    from datetime import date
+
+    from z0_memory.stores.extraction_log import LogEntry
+    from z0_memory.ui.security import check_bind
+    from z0_memory.ui.views import outcome_chart
+
+    def entry(day: int, *actions: str, month: int = 3) -> LogEntry:
+        return LogEntry(day, None, [], "", [{"action": a} for a in actions],
+                        datetime(2026, month, day, 12, tzinfo=UTC))
+
+    chart = outcome_chart([entry(10, "fact_created", "pending_created", "dropped", "memory_added"),
+                           entry(12, "fact_confirmed"), entry(20, "fact_created", month=2)],  # outside the 14 days
+                          days=14, today=date(2026, 3, 12), height=120)
+    assert chart.top == 4 and len(chart.bars) == 14 and chart.bars[-1].label == "03-12"
+    busiest = chart.bars[-3]
+    assert busiest.total == 4 and [s["group"] for s in busiest.segments] == ["written", "pending", "ignored"]
+    assert [s["h"] for s in busiest.segments] == [50.0, 25.0, 25.0]  # 2, 1, 1 of 4 on a 100-pixel plot
+    assert chart.bars[-1].segments == [{"group": "confirmed", "y": 75.0, "h": 25.0, "n": 1}]
+    assert sum(b.total for b in chart.bars) == 5
+    for host in ("127.0.0.1", "localhost", "::1", "127.0.0.2"):
+        check_bind(host, None)
+    with pytest.raises(ConfigurationError):
+        check_bind("192.168.1.5", None)

@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -39,6 +39,7 @@ SEARCH_K = 50
 LIST_LIMIT = 200
 KINDS = ("fact", "decision", "preference", "context")
 MAX_QUESTION_CHARS = 2000
+CHART_TURNS = 10_000  # the chart counts at most this many turns of its period
 
 
 class MemorySource:
@@ -178,6 +179,8 @@ def page(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
             response = _error_page(request, settings, csrf, project, exc.status, exc.message)
         except (InvalidKeyError, InvalidInputError, ValueError) as exc:
             response = _error_page(request, settings, csrf, project, 400, str(exc))
+        except Z0Error as exc:  # the database is down, a model is misconfigured...: said on the page
+            response = _error_page(request, settings, csrf, project, 503, str(exc))
         if request.cookies.get(security.CSRF_COOKIE) != csrf:
             response.set_cookie(security.CSRF_COOKIE, csrf, httponly=True, samesite="strict", path="/")
         response.headers.setdefault("Content-Security-Policy",
@@ -218,8 +221,10 @@ def _date(value: str | None, name: str) -> date | None:
 
 
 async def _counts(pm: ProjectMemory) -> dict[str, int]:
-    memories = await pm.semantic.list(limit=100_000)
-    return {"facts": len(await pm.facts.list()), "memories": sum(1 for m in memories if m.fact_key is None),
+    versions = await pm.facts.list(include_superseded=True)
+    current = sum(1 for v in versions if v.valid_to is None)
+    # every fact version has one searchable mirror row in the semantic table: the rest are semantic memories
+    return {"facts": current, "memories": max(0, await pm.semantic.count() - len(versions)),
             "pending": len(await pm.pending.list()), "turns": await pm.extraction_log.count()}
 
 
@@ -235,9 +240,10 @@ async def overview(pg: Page) -> Response:
 @page
 async def project_home(pg: Page) -> Response:
     pm = pg.pm
-    log = await pm.extraction_log.recent(500)
-    return pg.render("project.html", counts=await _counts(pm), recent=log[:10],
-                     chart=views.outcome_chart(log), groups=views.GROUPS)
+    since = datetime.now(UTC) - timedelta(days=views.CHART_DAYS)
+    return pg.render("project.html", counts=await _counts(pm), recent=await pm.extraction_log.recent(10),
+                     chart=views.outcome_chart(await pm.extraction_log.recent(CHART_TURNS, since=since)),
+                     groups=views.GROUPS)
 
 
 @page
