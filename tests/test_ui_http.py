@@ -172,6 +172,12 @@ async def test_semantic_memories_search_filters_and_superseded_apart(memory, web
     tomorrow = (datetime.now(UTC) + timedelta(days=1)).date().isoformat()
     later = await web.get("/p/acme/memories", params={"since": tomorrow})
     assert "Tuesdays" not in later.text and "Alice" not in later.text
+    today = datetime.now(UTC).date()
+    for since, until, shown in [(today, today, True), (today + timedelta(days=1), None, False),
+                                (None, today - timedelta(days=1), False)]:
+        period = {"q": "deploys", "since": since.isoformat() if since else "",
+                  "until": until.isoformat() if until else ""}
+        assert ("Tuesdays" in (await web.get("/p/acme/memories", params=period)).text) is shown, period
     assert (await web.get("/p/acme/memories", params={"since": "yesterday"})).status_code == 400
     assert (await web.get("/p/acme/memories", params={"kind": "secret"})).status_code == 400
 

@@ -217,6 +217,10 @@ def _date(value: str | None, name: str) -> date | None:
         raise InvalidInputError(f"{name} must be a date like 2026-01-31, got {value!r}") from None
 
 
+def _start(day: date | None) -> datetime | None:
+    return datetime(day.year, day.month, day.day, tzinfo=UTC) if day else None
+
+
 # ---- pages ---------------------------------------------------------------------------------------------------
 
 
@@ -324,8 +328,10 @@ async def memories(pg: Page) -> Response:
         raise InvalidInputError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     since, until = _date(params.get("since"), "since"), _date(params.get("until"), "until")
     pm = pg.pm
-    if query:
-        found: list[Any] = await pm.semantic.search_engine.hybrid(query, SEARCH_K, include_history=True)
+    if query:  # the period goes to the engine (created in [since, until + 1 day)); the kind is filtered after
+        found: list[Any] = await pm.semantic.search_engine.hybrid(
+            query, SEARCH_K, include_history=True, since=_start(since),
+            until=_start(until + timedelta(days=1)) if until else None)
         found = [h for h in found if kind is None or h.kind == kind]
     else:
         found = await pm.semantic.list(kind=kind, include_superseded=True, limit=LIST_LIMIT)
