@@ -390,3 +390,39 @@ async def test_outcome_chart_stacks_each_days_groups_to_scale():
         check_bind(host, None)
     with pytest.raises(ConfigurationError):
         check_bind("192.168.1.5", None)
+
+
+async def test_the_extraction_log_is_scoped_by_row_level_security(memory):
+    import psycopg
+
+    from z0_memory.stores.scope import Scope
+
+    await memory.scope("beta").extraction_log.add([{"action": "fact_created", "content": "beta's turn"}])
+    assert memory.db.app_role == "z0_app"
+    async with memory.db.connection(Scope("acme")) as conn:  # SQL naming beta, in a transaction bound to acme
+        row = await (await conn.execute("SELECT count(*) AS n FROM z0_extraction_log WHERE project = 'beta'")
+                     ).fetchone()
+        assert row["n"] == 0
+        assert (await conn.execute("DELETE FROM z0_extraction_log WHERE project = 'beta'")).rowcount == 0
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"):
+        async with memory.db.connection(Scope("acme")) as conn:
+            await conn.execute("INSERT INTO z0_extraction_log (project, user_id, outcomes) "
+                               "VALUES ('beta', '', '[]'::jsonb)")
+    assert await memory.scope("beta").extraction_log.count() == 1
+    async with memory.db.connection() as conn:
+        forced = await (await conn.execute("SELECT relrowsecurity AND relforcerowsecurity AS on FROM pg_class "
+                                           "WHERE relname = 'z0_extraction_log'")).fetchone()
+    assert forced["on"]
+
+
+async def test_migration_9_upgrades_a_database_at_version_8(memory):
+    from z0_memory.stores.schema import setup
+
+    async with memory.db.connection() as conn:
+        await conn.execute("DROP TABLE z0_extraction_log")
+        await conn.execute("DELETE FROM z0_schema_version WHERE version = 9")
+    assert await setup(memory.db, memory._embedding) == [9]
+    acme = memory.scope("acme")
+    await acme.extraction_log.add([{"action": "memory_added", "content": "after the upgrade"}], thread_id="t")
+    assert [e.outcomes[0]["content"] for e in await acme.extraction_log.recent()] == ["after the upgrade"]
+    assert await setup(memory.db, memory._embedding) == []
