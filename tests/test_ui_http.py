@@ -426,3 +426,13 @@ async def test_migration_9_upgrades_a_database_at_version_8(memory):
     await acme.extraction_log.add([{"action": "memory_added", "content": "after the upgrade"}], thread_id="t")
     assert [e.outcomes[0]["content"] for e in await acme.extraction_log.recent()] == ["after the upgrade"]
     assert await setup(memory.db, memory._embedding) == []
+
+
+async def test_the_extraction_log_never_holds_a_secret_said_in_the_turn(memory, web):
+    secret = "ghp_Qw3rTy7uIo9pAs1dFg5hJk8lZx2cVb4nM6q0"
+    await extract(memory, f"We'll use Hono for the backend. My GitHub token is {secret}")
+    async with memory.db.connection() as conn:
+        rows = await (await conn.execute("SELECT excerpt, outcomes::text AS o FROM z0_extraction_log")).fetchall()
+    assert len(rows) == 1 and "Hono" in rows[0]["excerpt"]
+    assert secret not in rows[0]["excerpt"] and secret not in rows[0]["o"]
+    assert secret not in (await web.get("/p/acme/log")).text
