@@ -255,11 +255,21 @@ async def extract(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
     except RuntimeError:
         thread_id = None
     try:
-        return {"extraction": await extract_turn(pm, memory, turn, ctx, thread_id, turn_secrets(messages))}
+        outcomes = await extract_turn(pm, memory, turn, ctx, thread_id, turn_secrets(messages))
     except ModelCallError as exc:
         error = redact_secrets(str(exc))
         queued = await queue_failed_turn(pm, turn, thread_id, error)
-        return {"extraction": [{"action": "queued_for_retry", "target": str(queued), "error": error}]}
+        outcomes = [{"action": "queued_for_retry", "target": str(queued), "error": error,
+                     "reason": f"the extractor failed; queued for `z0-memory extraction retry`: {error}"}]
+    await log_turn(pm, turn, thread_id, outcomes)
+    return {"extraction": outcomes}
+
+
+async def log_turn(pm: Any, turn: Sequence[TurnMessage], thread_id: str | None,
+                   outcomes: Sequence[dict[str, Any]]) -> None:
+    """Record what this turn's extraction did in the scope's extraction log (the memory inspector reads it)."""
+    await pm.extraction_log.add(outcomes, thread_id=thread_id, message_ids=said_ids(turn),
+                                excerpt=" / ".join(m.text for m in turn if m.role == "user"))
 
 
 async def queue_failed_turn(pm: Any, turn: Sequence[TurnMessage], thread_id: str | None, error: str) -> int:

@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from z0_memory.stores.database import Database
-from z0_memory.stores.schema import SEMANTIC_TABLE, EmbeddingSpec, write_embedding_meta
+from z0_memory.stores.schema import EXTRACTION_LOG_TABLE, SEMANTIC_TABLE, EmbeddingSpec, write_embedding_meta
 from z0_memory.stores.scope import Scope
 from z0_memory.stores.vectors import VectorParam
 
-# What forgetting a scope deletes: every fact version, pending candidate, queued turn and semantic memory.
-FORGOTTEN_TABLES = ("z0_facts", "z0_pending", "z0_extraction_queue", SEMANTIC_TABLE)
+# What forgetting a scope deletes: every fact version, pending candidate, queued or logged turn and semantic memory.
+FORGOTTEN_TABLES = ("z0_facts", "z0_pending", "z0_extraction_queue", EXTRACTION_LOG_TABLE, SEMANTIC_TABLE)
 FORGET_SQL = {table: f"DELETE FROM {table} WHERE project = %(project)s AND user_id = %(user_id)s"
               for table in FORGOTTEN_TABLES}
 

@@ -28,6 +28,7 @@ from langchain_postgres import Column
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langchain_postgres.v2.hybrid_search_config import HybridSearchConfig
 from z0_memory.stores.database import APP_ROLE, Database
+from z0_memory.stores.extraction_log import CREATE_SQL as EXTRACTION_LOG_SQL, LOG_TABLE as EXTRACTION_LOG_TABLE
 
 from z0_memory.errors import ConfigurationError, DatabaseError, EmbeddingMismatchError
 from z0_memory.text import search_text
@@ -232,7 +233,8 @@ FROM {SEMANTIC_TABLE} GROUP BY project, user_id;
 # InitPlan) instead of once per row the policy filters; a keyword search over a conversation's BM25 candidates
 # spent about a tenth of its time in the per-row calls.
 SCOPE_SETTING_EMPTY = "(SELECT coalesce(current_setting('z0.project', true), '')) = ''"
-SCOPED_TABLES = ("z0_facts", "z0_pending", "z0_extraction_queue", SEMANTIC_TABLE, STATS_TABLE)
+_SCOPED_TABLES_V8 = ("z0_facts", "z0_pending", "z0_extraction_queue", SEMANTIC_TABLE, STATS_TABLE)
+SCOPED_TABLES = (*_SCOPED_TABLES_V8, EXTRACTION_LOG_TABLE)  # since migration 9
 CHECKPOINT_TABLES = ("checkpoints", "checkpoint_blobs", "checkpoint_writes")
 _SCOPE_MATCH = ("(project = (SELECT current_setting('z0.project', true)) "
                 "AND user_id = (SELECT current_setting('z0.user_id', true)))")
@@ -247,7 +249,7 @@ def _policy_sql(table: str, match: str) -> str:
             f"CREATE POLICY z0_scope ON {table} USING {condition} WITH CHECK {condition};\n")
 
 
-_RLS_SQL = ("".join(_policy_sql(t, _SCOPE_MATCH) for t in SCOPED_TABLES)
+_RLS_SQL = ("".join(_policy_sql(t, _SCOPE_MATCH) for t in _SCOPED_TABLES_V8)
             + "".join(_policy_sql(t, _THREAD_MATCH) for t in CHECKPOINT_TABLES))
 # ``@@`` (ts_match_vq) is not marked leakproof in PostgreSQL, and under row-level security the planner may not use a
 # qual that is not leakproof as an index condition: keyword search would filter every row of the scope instead of
@@ -435,6 +437,15 @@ async def _migration_8(db: Database, embedding: EmbeddingSpec) -> None:
         await conn.execute(_RLS_SQL, prepare=False)
 
 
+async def _migration_9(db: Database, embedding: EmbeddingSpec) -> None:
+    """The extraction log (``stores.extraction_log``): per extracted turn, what was written, confirmed, held pending
+    or ignored, and why. Scoped like every table holding a scope's rows (row-level security ``z0_scope``, forced;
+    the application role's grants follow in ``_grant_app_role``)."""
+    async with db.connection() as conn, conn.transaction():
+        await conn.execute(EXTRACTION_LOG_SQL, prepare=False)
+        await conn.execute(_policy_sql(EXTRACTION_LOG_TABLE, _SCOPE_MATCH), prepare=False)
+
+
 Migration = Callable[[Database, EmbeddingSpec], Awaitable[None]]
 MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (1, "core tables: meta, facts, pending, extraction queue", _migration_1),
@@ -446,6 +457,7 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
     (7, "full text weighs a memory's search context below its content", _migration_7),
     (8, "row-level security: a scoped transaction reads and writes only its own project's and user's rows",
      _migration_8),
+    (9, "extraction log: per extracted turn, what was written, confirmed, held pending or ignored", _migration_9),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -20,7 +20,7 @@ os.environ.setdefault("LANGSMITH_TRACING", "false")
 for _var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "DATABASE_URL"):
     os.environ.pop(_var, None)  # the suite must never reach a real model or a user's database
 
-CLEAN_TABLES = "z0_facts, z0_pending, z0_memories, z0_extraction_queue"
+CLEAN_TABLES = "z0_facts, z0_pending, z0_memories, z0_extraction_queue, z0_extraction_log"
 
 
 @pytest.fixture(scope="session")

@@ -338,6 +338,36 @@ async def extraction_retry(ctx: typer.Context) -> None:
 
 
 @app.command()
+def ui(
+    ctx: typer.Context,
+    project: list[str] = typer.Option(None, "--project", "-p", help="Project to show (repeat for several; "
+                                      "default: the global --project or Z0_PROJECT)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; any other than the loopback needs a token."),
+    port: int = typer.Option(8765, "--port", help="Port to listen on."),
+    token: str = typer.Option(None, "--token", help="Access token (Z0_UI_TOKEN); required off the loopback.",
+                              envvar="Z0_UI_TOKEN", show_envvar=False),
+) -> None:
+    """Serve the memory inspector: a local web page over the project's memory (facts, history, pending, recall)."""
+    try:
+        import uvicorn
+
+        from z0_memory.ui import create_app
+    except ImportError as exc:
+        raise fail(ValueError(f"the memory inspector needs the ui extra: pip install 'z0-memory[ui]' ({exc})")) from None
+    context = _settings(ctx).context()
+    try:
+        web = create_app(context=context, projects=project or None, token=token, host=host)
+    except (Z0Error, ValueError) as exc:
+        raise fail(exc) from None
+    first = (project or [context.project])[0]
+    shown = f"[{host}]" if ":" in host else host
+    console.print(f"memory inspector of {', '.join(project or [context.project])}: "
+                  f"http://{shown}:{port}/p/{first}/{'?token=<token>' if token else ''}  (Ctrl-C stops)",
+                  highlight=False, soft_wrap=True)
+    uvicorn.run(web, host=host, port=port, log_level="warning")
+
+
+@app.command()
 def demo(ctx: typer.Context) -> None:
     """A scripted two-session project conversation on the embedded defaults (no API key needed)."""
     from z0_memory.demo import run_demo

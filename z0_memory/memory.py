@@ -19,6 +19,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 
 from z0_memory.stores.database import Database
+from z0_memory.stores.extraction_log import ExtractionLog
 from z0_memory.stores.extraction_queue import ExtractionQueue
 from z0_memory.stores.facts import FactStore
 from z0_memory.stores.pending import PendingStore
@@ -42,9 +43,10 @@ class ProjectMemory:
     semantic: SemanticStore
     pending: PendingStore
     extraction_queue: ExtractionQueue
+    extraction_log: ExtractionLog
 
     async def forget_everything(self) -> int:
-        """Delete every fact version, memory, pending item and queued turn of this scope (only); rows deleted."""
+        """Delete every fact version, memory, pending item, queued and logged turn of this scope (only); rows deleted."""
         return await forget_scope(self.facts.db, self.scope)
 
 
@@ -117,6 +119,7 @@ class Z0Memory:
             semantic=SemanticStore(self.db, scope, emb, self.vectorstore),
             pending=PendingStore(self.db, scope, timedelta(days=float(self.context.pending_ttl_days))),
             extraction_queue=ExtractionQueue(self.db, scope),
+            extraction_log=ExtractionLog(self.db, scope),
         )
 
     def checkpointer(self, project: str | None = None, user_id: str | None = None) -> ScopedCheckpointer:
