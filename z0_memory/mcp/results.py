@@ -79,6 +79,8 @@ class RememberResult(Result):
     ignored: list[WriteItem] = Field(description="Not stored: nothing worth remembering, or a secret.")
     queued: list[WriteItem] = Field(default_factory=list,
                                     description="The extraction model failed: the text waits for a retry.")
+    redacted: int = Field(default=0, description="Secrets found in the text: redacted before extraction, "
+                                                 "never stored.")
 
 
 class FactOut(BaseModel):
@@ -206,6 +208,8 @@ def remember_text(header: str, result: RememberResult) -> str:
             lines += [write_line(i) for i in items]
     if result.pending:
         lines.append("Pending items wait for confirm(id) (or reject(id)); pending() lists them.")
+    if result.redacted:
+        lines.append(f"{result.redacted} secret(s) in the text were redacted before extraction; none is stored.")
     return "\n".join(lines)
 
 

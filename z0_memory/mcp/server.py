@@ -33,6 +33,7 @@ from z0_memory.mcp.results import (
 )
 from z0_memory.memory import ProjectMemory, Z0Memory
 from z0_memory.nodes.chat import QUESTION_MAX_CHARS
+from z0_memory.redaction import find_secrets
 from z0_memory.rendering import escape
 from z0_memory.schemas import SEGMENT_MAX, Candidate, MemoryKey, Provenance, reject_nul
 from z0_memory.stores.rules import Rules
@@ -244,7 +245,8 @@ def build_server(context: Context, fixed: projects.ProjectChoice | None, *, rule
         message = HumanMessage(content=text, id=f"mcp-{uuid.uuid4().hex[:12]}")
         out = await graph.ainvoke({"messages": [message]}, {"configurable": {"thread_id": "mcp"}},
                                   context=st.run_context(choice))
-        result = RememberResult(**_base(choice), **sort_outcomes(list(out.get("extraction") or [])))
+        result = RememberResult(**_base(choice), **sort_outcomes(list(out.get("extraction") or [])),
+                                redacted=len(find_secrets(text)))
         return _result(result, remember_text(_header(choice), result))
 
     @server.tool(annotations=writes, structured_output=True)
