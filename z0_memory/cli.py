@@ -434,6 +434,7 @@ def mcp_command(
     try:
         from z0_memory.mcp import project as projects
         from z0_memory.mcp.run import TOKEN_ENV, check_bind, serve_http, serve_stdio
+        from z0_memory.mcp.run import is_loopback
         from z0_memory.mcp.server import build_server
     except ImportError as exc:
         raise fail(ImportError(f"the MCP server needs the mcp extra: pip install 'z0-memory[mcp]' ({exc})")) from None
@@ -449,7 +450,9 @@ def mcp_command(
         if http:
             served = choice.describe() if choice else "the project of each client's root or the working directory"
             err.print(f"z0-memory MCP server for {served} on http://{host}:{port}/mcp"
-                      + (" (bearer token required)" if token else " (loopback only, no token)"), highlight=False)
+                      + (" (bearer token required)" if token else " (loopback only, no token)")
+                      + ("" if is_loopback(host) else "; reachable from the network"),
+                      highlight=False, soft_wrap=True)
             asyncio.run(serve_http(server, host, port, token))
         else:
             asyncio.run(serve_stdio(server))

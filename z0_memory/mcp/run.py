@@ -12,6 +12,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
+import logging
 import os
 import sys
 from io import TextIOWrapper
@@ -77,6 +78,8 @@ async def serve_http(server: Any, host: str, port: int, token: str | None) -> No
     import uvicorn
 
     check_bind(host, token)
+    if logging.getLogger().getEffectiveLevel() > logging.INFO:  # the SDK logs a client's disconnect as an ERROR
+        logging.getLogger("mcp.server.streamable_http").setLevel(logging.CRITICAL)  # with a traceback; -v shows it
     config = uvicorn.Config(http_app(server, token), host=host, port=port, log_level="warning")
     await uvicorn.Server(config).serve()
 
