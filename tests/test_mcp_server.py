@@ -230,6 +230,21 @@ async def test_http_refuses_a_network_bind_without_a_token(mcp_env):
         assert "Traceback" not in err.decode()
 
 
+@pytest.mark.parametrize("args, env, expected", [
+    (("--project", "bad name"), {}, "project 'bad name' is not allowed"),
+    (("--project", "acme"), {"DATABASE_URL": "postgresql://z0@127.0.0.1:1/none", "Z0_DATABASE_TIMEOUT_S": "2"},
+     "cannot connect"),
+])
+async def test_a_server_that_cannot_start_says_why_in_one_line(mcp_env, args, env, expected):
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, *server_args(*args), env={**mcp_env, **env}, cwd=str(REPO), stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    lines = [line for line in err.decode().splitlines() if line.strip()]
+    assert proc.returncode == 2 and len(lines) == 1 and expected in lines[0], err.decode()
+    assert out == b""  # stdout is the protocol channel: nothing else is ever written to it
+
+
 async def test_http_server_needs_the_bearer_token_and_serves_tools_with_it(mcp_env):
     token = "test-token-0123456789abcdef"
     port = free_port()

@@ -89,6 +89,7 @@ class ServerState:
         self._lock = asyncio.Lock()
         self._sessions: weakref.WeakKeyDictionary[Any, projects.ProjectChoice] = weakref.WeakKeyDictionary()
         self._cwd: projects.ProjectChoice | None = None
+        self._graphs: dict[str, Any] = {}
 
     async def acquire(self) -> None:
         async with self._lock:
@@ -100,6 +101,7 @@ class ServerState:
         async with self._lock:
             self._users -= 1
             if self._users == 0:
+                self._graphs.clear()  # compiled on stores of the memory being closed
                 await self.memory.close()
 
     async def choice(self, ctx: MCPContext | None) -> projects.ProjectChoice:
@@ -131,6 +133,12 @@ class ServerState:
             if chosen is not None:
                 return chosen
         return None
+
+    def extraction_graph(self, choice: projects.ProjectChoice, builder: Any) -> Any:
+        """The extraction graph compiled on this project's store (once per project)."""
+        if choice.project not in self._graphs:
+            self._graphs[choice.project] = builder.compile(store=self.memory.store(choice.project))
+        return self._graphs[choice.project]
 
     def run_context(self, choice: projects.ProjectChoice, **changes: Any) -> Context:
         return self.context.replace(project=choice.project, **changes)
@@ -241,7 +249,7 @@ def build_server(context: Context, fixed: projects.ProjectChoice | None, *, rule
         st = _state(ctx)
         choice = await st.choice(ctx)
         reject_nul("the text to remember", text)
-        graph = builder.compile(store=st.memory.store(choice.project))
+        graph = st.extraction_graph(choice, builder)
         message = HumanMessage(content=text, id=f"mcp-{uuid.uuid4().hex[:12]}")
         out = await graph.ainvoke({"messages": [message]}, {"configurable": {"thread_id": "mcp"}},
                                   context=st.run_context(choice))
