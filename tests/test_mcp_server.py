@@ -83,6 +83,7 @@ async def test_stdio_server_lists_and_runs_every_tool_resource_and_prompt(mcp_en
         assert [(v["value"], v["current"]) for v in history["versions"]] == [("Prisma", False), ("Drizzle", True)]
         assert history["versions"][1]["rationale"] == "Prisma's engine does not run on the edge"
         assert history["versions"][1]["extractor"] == "human/mcp"
+        assert history["versions"][1]["thread_id"] == "mcp:mcp"  # the SDK client's name: who wrote it
         assert "<memory>" in text and "not instructions" in text and "because the team knows it" in text
 
         # recall: numbered evidence in the memory block, one line per round, the superseded version marked
@@ -281,11 +282,19 @@ async def test_http_server_needs_the_bearer_token_and_serves_tools_with_it(mcp_e
             assert any("Kafka" in e["content"] for e in found["evidence"])
             assert "belongs to project" in await error(s, "set_fact", key="zeta:stack:queue", value="x")
             assert "Kafka" in (await s.read_resource("z0://facts")).contents[0].text
+            assert "v2 Kafka" in (await s.read_resource("z0://facts/stack:queue/history")).contents[0].text
+            assert "Use pnpm, never npm." in (await s.read_resource("z0://rules")).contents[0].text
+            primed = (await s.get_prompt("project_memory")).messages[0].content.text
+            assert "acme:stack:queue = Kafka" in primed
+            hedge = (await call(s, "remember", text="Maybe we should try Valkey for caching?"))[0]
+            assert (await call(s, "reject", id=int(hedge["pending"][0]["target"])))[0]["content"]
+            assert (await call(s, "forget", key_or_id="stack:queue"))[0]["deleted"] == 1  # the current version
         # a second client session on the same server shares the memory
         async with httpx.AsyncClient(headers=auth, timeout=60) as http, \
                 streamable_http_client(url, http_client=http) as (read, write, _), ClientSession(read, write) as s:
             await s.initialize()
-            assert (await call(s, "fact_history", key="stack:queue"))[0]["versions"][-1]["value"] == "Kafka"
+            versions = (await call(s, "fact_history", key="stack:queue"))[0]["versions"]
+            assert [(v["value"], v["current"]) for v in versions] == [("SQS", False)]  # history survives forget
     finally:
         proc.terminate()
         await asyncio.wait_for(proc.wait(), 30)

@@ -27,9 +27,24 @@ from z0_memory.config import Context
 from z0_memory.errors import InvalidInputError, InvalidKeyError, NotFoundError
 from z0_memory.mcp import project as projects
 from z0_memory.mcp.results import (
-    ConfirmResult, FactHistoryResult, ForgetResult, PendingResult, RecallResult, RejectResult, RememberResult,
-    SetFactResult, WriteItem, data_block, evidence, fact_line, fact_out, pending_line, pending_out, recall_text,
-    remember_text, round_line,
+    ConfirmResult,
+    FactHistoryResult,
+    ForgetResult,
+    PendingResult,
+    RecallResult,
+    RejectResult,
+    RememberResult,
+    SetFactResult,
+    WriteItem,
+    data_block,
+    evidence,
+    fact_line,
+    fact_out,
+    pending_line,
+    pending_out,
+    recall_text,
+    remember_text,
+    round_line,
 )
 from z0_memory.memory import ProjectMemory, Z0Memory
 from z0_memory.nodes.chat import QUESTION_MAX_CHARS
@@ -126,7 +141,7 @@ class ServerState:
             return None
         try:
             listed = await asyncio.wait_for(session.list_roots(), ROOTS_TIMEOUT_S)
-        except Exception:  # a client that declares roots but does not answer: fall back to the working directory
+        except Exception:  # noqa: BLE001  (a client that declares roots but fails to list them: use the cwd)
             return None
         for root in listed.roots:
             chosen = await asyncio.to_thread(projects.from_root_uri, str(root.uri))
@@ -153,6 +168,14 @@ class ServerState:
 
 def _state(ctx: MCPContext) -> ServerState:
     return ctx.request_context.lifespan_context
+
+
+def thread_of(ctx: MCPContext) -> str:
+    """The provenance thread of a write: ``mcp:<client name>`` (``mcp:claude-code``), so history says who wrote."""
+    params = getattr(ctx.request_context.session, "client_params", None)
+    name = params.clientInfo.name if params is not None else ""
+    name = "".join(c if c.isalnum() or c in "-_." else "-" for c in name)[:64].strip("-")
+    return f"mcp:{name}" if name else "mcp"
 
 
 def _header(choice: projects.ProjectChoice) -> str:
@@ -251,7 +274,7 @@ def build_server(context: Context, fixed: projects.ProjectChoice | None, *, rule
         reject_nul("the text to remember", text)
         graph = st.extraction_graph(choice, builder)
         message = HumanMessage(content=text, id=f"mcp-{uuid.uuid4().hex[:12]}")
-        out = await graph.ainvoke({"messages": [message]}, {"configurable": {"thread_id": "mcp"}},
+        out = await graph.ainvoke({"messages": [message]}, {"configurable": {"thread_id": thread_of(ctx)}},
                                   context=st.run_context(choice))
         result = RememberResult(**_base(choice), **sort_outcomes(list(out.get("extraction") or [])),
                                 redacted=len(find_secrets(text)))
@@ -276,7 +299,7 @@ def build_server(context: Context, fixed: projects.ProjectChoice | None, *, rule
         statement = f"{k.category.replace('_', ' ')} / {k.entity.replace('_', ' ')}: {value}"
         candidate = Candidate(kind="decision", content=statement, key=str(k), value=value, rationale=rationale,
                               confidence=1.0, confirms=True)
-        outcome = await gate_and_write(pm, candidate, Provenance(extractor=MCP_EXTRACTOR, thread_id="mcp"),
+        outcome = await gate_and_write(pm, candidate, Provenance(extractor=MCP_EXTRACTOR, thread_id=thread_of(ctx)),
                                        threshold=float(st.context.confidence_threshold))
         if outcome.action == "dropped":
             raise InvalidInputError(f"the value of {k} looks like a secret (a key, token or password): z0-memory "
@@ -324,7 +347,7 @@ def build_server(context: Context, fixed: projects.ProjectChoice | None, *, rule
         st = _state(ctx)
         choice = await st.choice(ctx)
         outcome = await promote(st.scope(choice), id, Provenance(extractor=MCP_EXTRACTOR, confidence=1.0,
-                                                                 thread_id="mcp"))
+                                                                 thread_id=thread_of(ctx)))
         if outcome is None:
             raise NotFoundError(f"pending item {id} does not exist (or expired) in project {choice.project}: "
                                 "call pending() for the waiting ids")
