@@ -115,7 +115,15 @@ async def test_stdio_server_lists_and_runs_every_tool_resource_and_prompt(mcp_en
         assert "project acme" in primed and "Use pnpm, never npm." in primed
         assert "acme:stack:orm = Drizzle" in primed and "recall(query)" in primed
 
-        # forget: a fact for real
+        # forget: a memory by the id recall shows; a fact by its key, for real
+        prefs, _ = await call(session, "remember", text="The staging server reboots every Sunday night.")
+        memory_id = prefs["written"][0]["target"]
+        assert prefs["written"][0]["action"] == "memory_added"
+        gone, _ = await call(session, "forget", key_or_id=memory_id)
+        assert gone == {**gone, "what": "memory", "deleted": 1}
+        assert "nothing was deleted" in await error(session, "forget", key_or_id=memory_id)
+        mirror = next(e["id"] for e in found["evidence"] if e["key"] == "acme:stack:orm")
+        assert "forget the fact by its key" in await error(session, "forget", key_or_id=mirror)
         gone, _ = await call(session, "forget", key_or_id="stack:orm", include_history=True)
         assert gone["deleted"] == 2 and gone["what"] == "fact"
         assert (await call(session, "fact_history", key="stack:orm"))[0]["versions"] == []

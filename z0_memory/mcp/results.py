@@ -98,7 +98,8 @@ class FactOut(BaseModel):
 
 
 class SetFactResult(Result):
-    action: str = Field(description="created, superseded (the old value stays in history) or confirmed.")
+    action: str = Field(description="created, superseded (the old value stays in history), confirmed (the same "
+                                    "value again), or promoted (a pending item on this key was settled).")
     fact: FactOut
     previous: str | None = None
 

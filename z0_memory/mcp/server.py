@@ -385,6 +385,10 @@ def build_server(context: Context, fixed: projects.ProjectChoice | None, *, rule
             except ValueError:
                 raise InvalidKeyError(f"{target[:60]!r} is neither a fact key ('category:entity' or "
                                       "'project:category:entity') nor a memory id (the UUID recall shows)") from None
+            row = await pm.semantic.get(target)
+            if row is not None and row.fact_key:  # a fact version's search entry: the fact itself is the memory
+                raise InvalidInputError(f"{target} is the search entry of fact {row.fact_key}: forget the fact by "
+                                        f"its key ('{row.fact_key}', include_history for every version)")
             what, deleted = "memory", await pm.semantic.delete([target])
         if not deleted:
             raise NotFoundError(f"no {what} {target} in project {choice.project}: nothing was deleted")
