@@ -23,7 +23,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp_support import REPO, SECRET, TOOLS, call, error, mcp_env, server_args, stdio_session  # noqa: F401
 
-pytestmark = pytest.mark.asyncio(loop_scope="session")
+# async tests run on the session loop: asyncio_mode "auto", default test loop scope "session" (pyproject)
 
 
 async def test_stdio_server_lists_and_runs_every_tool_resource_and_prompt(mcp_env):
@@ -306,3 +306,19 @@ async def test_http_server_needs_the_bearer_token_and_serves_tools_with_it(mcp_e
     finally:
         proc.terminate()
         await asyncio.wait_for(proc.wait(), 30)
+
+
+@pytest.mark.parametrize("host, loopback", [("127.0.0.1", True), ("localhost", True), ("::1", True),
+                                            ("[::1]", True), ("127.0.0.2", True), ("0.0.0.0", False),
+                                            ("::", False), ("192.168.1.20", False), ("example.org", False)])
+def test_only_loopback_binds_go_without_a_token(host, loopback):
+    from z0_memory.errors import ConfigurationError
+    from z0_memory.mcp.run import check_bind, is_loopback
+
+    assert is_loopback(host) is loopback
+    check_bind(host, "a-token-of-24-characters")
+    if loopback:
+        check_bind(host, None)
+    else:
+        with pytest.raises(ConfigurationError, match="without a token"):
+            check_bind(host, None)
