@@ -439,6 +439,64 @@ async def eval_command(
         console.print(f"chart: {write_chart(report, chart)}")
 
 
+def _z0_error_in(group: BaseExceptionGroup) -> Z0Error | None:
+    """The first z0 error inside a task group's exception group (the MCP server's lifespan runs in one)."""
+    for exc in group.exceptions:
+        found = _z0_error_in(exc) if isinstance(exc, BaseExceptionGroup) else exc
+        if isinstance(found, Z0Error):
+            return found
+    return None
+
+
+@app.command("mcp")
+def mcp_command(
+    ctx: typer.Context,
+    project: str = typer.Option(None, "--project", "-p", help="Project served (Z0_PROJECT); else the client's root "
+                                "or the working directory's git repository name."),
+    http: bool = typer.Option(False, "--http", help="Serve streamable HTTP at http://HOST:PORT/mcp instead of stdio."),
+    host: str = typer.Option("127.0.0.1", "--host", help="HTTP bind address; beyond loopback a token is required."),
+    port: int = typer.Option(8765, "--port", help="HTTP port."),
+    token: str = typer.Option(None, "--token", help="Bearer token HTTP clients must send (Z0_MCP_TOKEN)."),
+) -> None:
+    """Serve this project's memory to coding agents (Claude Code, Cursor, any MCP client); stdio by default."""
+    import os
+
+    try:
+        from z0_memory.mcp import project as projects
+        from z0_memory.mcp.run import TOKEN_ENV, check_bind, serve_http, serve_stdio
+        from z0_memory.mcp.run import is_loopback
+        from z0_memory.mcp.server import build_server
+    except ImportError as exc:
+        raise fail(ImportError(f"the MCP server needs the mcp extra: pip install 'z0-memory[mcp]' ({exc})")) from None
+    settings = _settings(ctx)
+    try:
+        choice = projects.explicit(project or settings.options.get("project"))
+        context = settings.context(**({"project": choice.project} if choice else {}))
+        token = token or os.environ.get(TOKEN_ENV) or None
+        if http:
+            check_bind(host, token)
+        rules_root_given = bool(settings.options.get("rules_root") or os.environ.get("Z0_RULES_ROOT"))
+        server = build_server(context, choice, rules_root_given=rules_root_given, host=host, port=port)
+        if http:
+            served = choice.describe() if choice else "the project of each client's root or the working directory"
+            err.print(f"z0-memory MCP server for {served} on http://{host}:{port}/mcp"
+                      + (" (bearer token required)" if token else " (loopback only, no token)")
+                      + ("" if is_loopback(host) else "; reachable from the network"),
+                      highlight=False, soft_wrap=True)
+            asyncio.run(serve_http(server, host, port, token))
+        else:
+            asyncio.run(serve_stdio(server))
+    except (Z0Error, ValueError) as exc:
+        raise fail(exc) from None
+    except BaseExceptionGroup as group:
+        found = _z0_error_in(group)
+        if found is None:
+            raise
+        raise fail(found) from None
+    except KeyboardInterrupt:
+        pass
+
+
 def main() -> None:
     app(prog_name="z0-memory")
 
