@@ -246,3 +246,136 @@ async def test_unusable_rules_fail_the_turn_naming_the_file_and_write_nothing(fa
                             context=ctx)
     assert await counts(fast_memory) == before  # the turn stopped before retrieval and extraction
     record("bad_input.rules", bad_inputs=1)
+
+
+# --- issue 22, item 8: lone surrogates, deep metadata, bad thread ids -------------------------------------------
+# A lone surrogate is what a byte that is not UTF-8 becomes when Python reads it with surrogateescape (command-line
+# arguments, stdin in the C locale) or what a JSON "\ud800" escape decodes to. Each case below gave a raw
+# UnicodeEncodeError, InvalidTextRepresentation, RecursionError or psycopg DataError before.
+SURROGATE = "We decided to use \udcff Redis for the cache."
+
+
+async def thread_rows(memory, thread_id: str) -> dict[str, list[str]]:
+    """What the checkpoint tables hold for the thread (stored ids end with the caller's thread id): the channel of
+    every checkpoint blob and pending write, and one entry per checkpoint."""
+    async with memory.db.connection() as conn:
+        found = {}
+        for table, column in (("checkpoints", "'checkpoint'"), ("checkpoint_blobs", "channel"),
+                              ("checkpoint_writes", "channel")):
+            rows = await (await conn.execute(f"SELECT {column} AS c FROM {table} WHERE thread_id LIKE %s",
+                                             [f"%:{thread_id}"])).fetchall()
+            found[table] = [r["c"] for r in rows]
+        return found
+
+
+async def test_lone_surrogates_are_refused_by_every_write_api_before_anything_is_written(fast_memory):
+    acme = fast_memory.scope("acme")
+    store = fast_memory.store()
+    await acme.facts.put("acme:stack:backend", "Hono")
+    before = await counts(fast_memory)
+    cases = [
+        lambda: acme.facts.put("acme:stack:backend", SURROGATE),
+        lambda: acme.facts.put("acme:stack:other", "Hono", statement=SURROGATE),
+        lambda: acme.facts.put("acme:stack:other", "Hono", Provenance(rationale=SURROGATE)),
+        lambda: acme.facts.put("acme:stack:other", "Hono", Provenance(thread_id="t\udcff")),
+        lambda: acme.semantic.add(SURROGATE),
+        lambda: acme.semantic.add("ok", context=SURROGATE),
+        lambda: acme.semantic.add("ok", metadata={"speaker": "\ud800"}),
+        lambda: acme.semantic.add("ok", metadata={"\udcff": "key"}),
+        lambda: acme.pending.add(Candidate(kind="fact", content=SURROGATE, confidence=0.3), Provenance()),
+        lambda: store.abatch([PutOp(("acme", "stack"), "x", {"value": SURROGATE})]),
+        lambda: store.abatch([PutOp(("acme", "stack"), "x", {"value": "v", "rationale": SURROGATE})]),
+    ]
+    for call in cases:
+        with pytest.raises(InvalidInputError, match="lone surrogate"):
+            await call()
+    assert await counts(fast_memory) == before and (await acme.facts.get("acme:stack:backend")).value == "Hono"
+    record("bad_input.surrogates", bad_inputs=len(cases))
+
+
+@pytest.mark.parametrize("graph", ["chat", "code"])
+async def test_a_lone_surrogate_in_a_turn_is_refused_before_the_turn_is_checkpointed(fast_memory, fast_database,
+                                                                                      tmp_path, graph):
+    """Before: the chat graph checkpointed the user's message (as "?"), then failed on InvalidTextRepresentation
+    with no reply and no extraction. Now the turn is refused first, and the thread goes on as if it never came."""
+    builder = chat_builder if graph == "chat" else code_builder
+    ctx = fast_context(fast_database, mode=graph, rules_root=str(tmp_path))
+    compiled = builder.compile(store=fast_memory.store(), checkpointer=fast_memory.checkpointer())
+    config = cfg()
+    thread_id = config["configurable"]["thread_id"]
+    before = await counts(fast_memory)
+    for message in (HumanMessage(SURROGATE), ("user", SURROGATE),
+                    HumanMessage([{"type": "text", "text": SURROGATE}])):
+        with pytest.raises(InvalidInputError, match=r"lone surrogate \(U\+DCFF"):
+            await compiled.ainvoke({"messages": [message]}, config, context=ctx)
+    assert await counts(fast_memory) == before  # no retrieval side effect, no extraction
+    assert await fast_memory.checkpointer().aget_tuple(config) is None  # the message was not checkpointed
+    stored = await thread_rows(fast_memory, thread_id)
+    # nothing of the turn is stored: only LangGraph's record that the run failed (the error, which names the
+    # character, not the text) remains as a pending write
+    assert stored["checkpoints"] == [] and stored["checkpoint_blobs"] == []
+    assert set(stored["checkpoint_writes"]) <= {"__error__"}
+    out = await compiled.ainvoke({"messages": [HumanMessage("We decided to use Redis for the cache.")]}, config,
+                                 context=ctx)
+    assert [m.content for m in out["messages"] if isinstance(m, HumanMessage)] == [
+        "We decided to use Redis for the cache."]  # the thread holds only the good turn
+    record(f"bad_input.surrogate_turn_{graph}", operations=1, bad_inputs=3)
+
+
+def nested(depth: int) -> dict:
+    value: dict = {"leaf": "x"}
+    for _ in range(depth - 1):
+        value = {"a": value}
+    return value
+
+
+async def test_metadata_too_deep_or_too_large_is_refused_naming_the_limit(fast_memory):
+    """Before: metadata nested 2,000 deep raised RecursionError from the JSON encoder."""
+    acme = fast_memory.scope("acme")
+    before = await counts(fast_memory)
+    cases = [
+        ({"metadata": nested(2000)}, "nested more than 32 levels"),
+        ({"metadata": nested(33)}, "nested more than 32 levels"),
+        ({"metadata": {"blob": "x" * 70_000}}, "the limit is 65536"),
+        ({"metadata": {"many": list(range(20_000))}}, "the limit is 65536"),
+        ({"metadata": ["not", "a", "dict"]}, "must be a mapping"),
+        ({"source_ids": [nested(2000)]}, "nested more than 32 levels"),
+    ]
+    for fields, words in cases:
+        with pytest.raises(InvalidInputError, match=words):
+            await acme.semantic.add("a note about the deploy", **fields)
+    await acme.semantic.add("a note at the limits", metadata={**nested(31), "blob": "y" * 60_000})  # fits
+    after = await counts(fast_memory)
+    assert after == {**before, "z0_memories": before["z0_memories"] + 1}
+    record("bad_input.metadata", bad_inputs=len(cases), operations=1)
+
+
+BAD_THREAD_IDS = ["a\x00b", "a\udcffb", "a\nb", "a\tb", "\x1b[31mred", "a\u2028b", "\u202eabc", "", "x" * 513]
+
+
+@pytest.mark.parametrize("bad", BAD_THREAD_IDS, ids=[repr(b)[:16] for b in BAD_THREAD_IDS])
+async def test_bad_thread_ids_are_refused_before_anything_is_stored(fast_memory, fast_database, tmp_path, bad):
+    """Before: NUL gave a psycopg DataError from the checkpointer; control characters, line separators, bidi
+    overrides were stored; a lone surrogate raised UnicodeEncodeError."""
+    ctx = fast_context(fast_database, mode="chat", rules_root=str(tmp_path))
+    saver = fast_memory.checkpointer()
+    compiled = chat_builder.compile(store=fast_memory.store(), checkpointer=saver)
+    before = await counts(fast_memory)
+    config = {"configurable": {"thread_id": bad}}
+    with pytest.raises(InvalidInputError, match="thread id"):
+        await compiled.ainvoke({"messages": [HumanMessage("We decided to use Redis for the cache.")]}, config,
+                               context=ctx)
+    for call in (lambda: saver.aget_tuple(config), lambda: saver.adelete_thread(bad)):
+        with pytest.raises(InvalidInputError, match="thread id"):
+            await call()
+    assert await counts(fast_memory) == before
+    record("bad_input.thread_id", bad_inputs=3)
+
+
+async def test_good_thread_ids_still_work(fast_memory, fast_database, tmp_path):
+    ctx = fast_context(fast_database, mode="chat", rules_root=str(tmp_path))
+    compiled = chat_builder.compile(store=fast_memory.store(), checkpointer=fast_memory.checkpointer())
+    for thread_id in ("t-1", "会话-7", "user@example.com/2026-12-02 10:00", "🦀 crab", "x" * 512):
+        out = await compiled.ainvoke({"messages": [HumanMessage("hello there")]},
+                                     {"configurable": {"thread_id": thread_id}}, context=ctx)
+        assert isinstance(out["messages"][-1], AIMessage)
