@@ -12,7 +12,10 @@ through the stores, the LangGraph store, ``Context`` and the graphs.
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -379,3 +382,41 @@ async def test_good_thread_ids_still_work(fast_memory, fast_database, tmp_path):
         out = await compiled.ainvoke({"messages": [HumanMessage("hello there")]},
                                      {"configurable": {"thread_id": thread_id}}, context=ctx)
         assert isinstance(out["messages"][-1], AIMessage)
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_cli(url: str, *args: str, stdin: bytes, **env: str) -> subprocess.CompletedProcess:
+    """The command line as a user runs it: a process of its own, bytes on stdin (C.UTF-8: Python reads bytes that
+    are not UTF-8 as lone surrogates, like arguments)."""
+    environ = {**os.environ, "DATABASE_URL": url, "Z0_EMBEDDING_MODEL": "hash", "COLUMNS": "200",
+               "LC_ALL": "C.UTF-8", **env}
+    return subprocess.run([sys.executable, "-c", "from z0_memory.cli import main; main()", "--project", "acme", *args],
+                          input=stdin, capture_output=True, env=environ, cwd=REPO, timeout=300)
+
+
+def one_error_line(result: subprocess.CompletedProcess, words: str) -> str:
+    err = result.stderr.decode("utf-8", "replace")
+    assert result.returncode == 2, (result.returncode, err[-2000:])
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:") and words in lines[0], err[-2000:]
+    return lines[0]
+
+
+async def test_cli_bad_input_is_one_line_exit_2_and_stores_nothing(fast_memory, fast_database):
+    """Before: a chat line with a byte that is not UTF-8 ended in a psycopg InvalidTextRepresentation traceback
+    after the message was checkpointed; a thread id with an escape sequence was accepted and echoed."""
+    before = await counts(fast_memory)
+    thread_id = f"cli-bad-{random.randrange(10**9)}"
+    result = run_cli(fast_database, "chat", "--thread", thread_id, stdin=b"We decided to use \xff Redis.\n")
+    one_error_line(result, "lone surrogate (U+DCFF")
+    assert await fast_memory.checkpointer().aget_tuple({"configurable": {"thread_id": thread_id}}) is None
+    result = run_cli(fast_database, "chat", stdin=b"We decided to use \xff Redis.\n",
+                     PYTHONIOENCODING="utf-8:strict")  # stdin read strictly: the decoder refuses the byte
+    one_error_line(result, "not UTF-8 text (byte 0xff")
+    result = run_cli(fast_database, "chat", "--thread", "a\x1b[2Jb", stdin=b"hello\n")
+    one_error_line(result, "thread id must not contain a control character (U+001B")
+    assert b"\x1b" not in result.stdout and b"you>" not in result.stdout  # refused before the session began
+    assert await counts(fast_memory) == before
+    record("bad_input.cli", bad_inputs=3)
