@@ -332,7 +332,7 @@ def nested(depth: int) -> dict:
     return value
 
 
-async def test_metadata_too_deep_or_too_large_is_refused_naming_the_limit(fast_memory):
+async def test_metadata_too_deep_or_too_large_is_refused_naming_the_limit(fast_memory, fast_database, tmp_path):
     """Before: metadata nested 2,000 deep raised RecursionError from the JSON encoder."""
     acme = fast_memory.scope("acme")
     before = await counts(fast_memory)
@@ -350,7 +350,12 @@ async def test_metadata_too_deep_or_too_large_is_refused_naming_the_limit(fast_m
     await acme.semantic.add("a note at the limits", metadata={**nested(31), "blob": "y" * 60_000})  # fits
     after = await counts(fast_memory)
     assert after == {**before, "z0_memories": before["z0_memories"] + 1}
-    record("bad_input.metadata", bad_inputs=len(cases), operations=1)
+    # a memory at the limits is recalled into a chat turn, and the checkpointed state holding it is accepted
+    ctx = fast_context(fast_database, mode="chat", rules_root=str(tmp_path))
+    graph = chat_builder.compile(store=fast_memory.store(), checkpointer=fast_memory.checkpointer())
+    out = await graph.ainvoke({"messages": [HumanMessage("what was the note at the limits?")]}, cfg(), context=ctx)
+    assert any("note at the limits" in h.content for h in out["memories"])
+    record("bad_input.metadata", bad_inputs=len(cases), operations=2)
 
 
 BAD_THREAD_IDS = ["a\x00b", "a\udcffb", "a\nb", "a\tb", "\x1b[31mred", "a\u2028b", "\u202eabc", "", "x" * 513]

@@ -140,7 +140,9 @@ def _check_state(what: str, value: object) -> None:
     if isinstance(value, list | tuple) and value and all(hasattr(m, "content") and hasattr(m, "type") for m in value):
         check_messages(value)  # the messages channel: its text, not every field of every message
         return
-    check_value(what, value, nul=False)  # blobs (msgpack) hold NUL; nesting stays bounded
+    # blobs (msgpack) hold NUL; state nests stored values (a recalled memory's metadata sits three levels down in
+    # the memories channel), so its bound is twice theirs
+    check_value(what, value, nul=False, max_depth=2 * MAX_DEPTH)
 
 
 def check_checkpoint(checkpoint: Mapping[str, Any], metadata: object, new_versions: Iterable[str]) -> None:
