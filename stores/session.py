@@ -33,11 +33,30 @@ STATE_TYPES = [("z0_memory.schemas", name) for name in ("Hit", "Verdict", "Round
 SERDE = JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
 
 
+class OperatorCheckpointer(AsyncPostgresSaver):
+    """The unscoped saver, refusing what it cannot store as :class:`ScopedCheckpointer` does: a bad thread id (a
+    psycopg DataError for NUL before) and a checkpoint or write holding text PostgreSQL cannot store."""
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        check_thread_id(config["configurable"]["thread_id"])
+        return await super().aget_tuple(config)
+
+    async def aput(self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any) -> RunnableConfig:
+        check_thread_id(config["configurable"]["thread_id"])
+        check_checkpoint(checkpoint, metadata, new_versions)
+        return await super().aput(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
+                          task_path: str = "") -> None:
+        check_writes(writes)
+        await super().aput_writes(config, writes, task_id, task_path)
+
+
 def async_checkpointer(db: Database) -> AsyncPostgresSaver:
     """The unscoped async checkpointer on the database's pool: every thread of every project (the operator's)."""
     if db.pool is None:
         raise DatabaseError("open the database before asking for a checkpointer")
-    return AsyncPostgresSaver(db.pool, serde=SERDE)
+    return OperatorCheckpointer(db.pool, serde=SERDE)
 
 
 def thread_prefix(scope: Scope) -> str:

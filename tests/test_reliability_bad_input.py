@@ -259,14 +259,15 @@ SURROGATE = "We decided to use \udcff Redis for the cache."
 
 
 async def thread_rows(memory, thread_id: str) -> dict[str, list[str]]:
-    """What the checkpoint tables hold for the thread (stored ids end with the caller's thread id): the channel of
-    every checkpoint blob and pending write, and one entry per checkpoint."""
+    """What the checkpoint tables hold for the thread (stored ids are the caller's thread id, project-qualified by
+    the scoped checkpointer): the channel of every checkpoint blob and pending write, one entry per checkpoint."""
     async with memory.db.connection() as conn:
         found = {}
         for table, column in (("checkpoints", "'checkpoint'"), ("checkpoint_blobs", "channel"),
                               ("checkpoint_writes", "channel")):
-            rows = await (await conn.execute(f"SELECT {column} AS c FROM {table} WHERE thread_id LIKE %s",
-                                             [f"%:{thread_id}"])).fetchall()
+            rows = await (await conn.execute(
+                f"SELECT {column} AS c FROM {table} WHERE thread_id = %s OR thread_id LIKE %s",
+                [thread_id, f"%:{thread_id}"])).fetchall()
             found[table] = [r["c"] for r in rows]
         return found
 
@@ -296,14 +297,16 @@ async def test_lone_surrogates_are_refused_by_every_write_api_before_anything_is
     record("bad_input.surrogates", bad_inputs=len(cases))
 
 
-@pytest.mark.parametrize("graph", ["chat", "code"])
+@pytest.mark.parametrize("graph", ["chat", "code", "chat_operator"])
 async def test_a_lone_surrogate_in_a_turn_is_refused_before_the_turn_is_checkpointed(fast_memory, fast_database,
                                                                                       tmp_path, graph):
     """Before: the chat graph checkpointed the user's message (as "?"), then failed on InvalidTextRepresentation
-    with no reply and no extraction. Now the turn is refused first, and the thread goes on as if it never came."""
-    builder = chat_builder if graph == "chat" else code_builder
-    ctx = fast_context(fast_database, mode=graph, rules_root=str(tmp_path))
-    compiled = builder.compile(store=fast_memory.store(), checkpointer=fast_memory.checkpointer())
+    with no reply and no extraction. Now the turn is refused first, and the thread goes on as if it never came.
+    ``chat_operator``: the unscoped checkpointer ``langgraph dev`` runs the graphs with."""
+    builder = code_builder if graph == "code" else chat_builder
+    ctx = fast_context(fast_database, mode=graph.split("_")[0], rules_root=str(tmp_path))
+    saver = fast_memory.operator_checkpointer() if graph == "chat_operator" else fast_memory.checkpointer()
+    compiled = builder.compile(store=fast_memory.store(), checkpointer=saver)
     config = cfg()
     thread_id = config["configurable"]["thread_id"]
     before = await counts(fast_memory)
@@ -312,7 +315,7 @@ async def test_a_lone_surrogate_in_a_turn_is_refused_before_the_turn_is_checkpoi
         with pytest.raises(InvalidInputError, match=r"lone surrogate \(U\+DCFF"):
             await compiled.ainvoke({"messages": [message]}, config, context=ctx)
     assert await counts(fast_memory) == before  # no retrieval side effect, no extraction
-    assert await fast_memory.checkpointer().aget_tuple(config) is None  # the message was not checkpointed
+    assert await saver.aget_tuple(config) is None  # the message was not checkpointed
     stored = await thread_rows(fast_memory, thread_id)
     # nothing of the turn is stored: only LangGraph's record that the run failed (the error, which names the
     # character, not the text) remains as a pending write
@@ -376,8 +379,12 @@ async def test_bad_thread_ids_are_refused_before_anything_is_stored(fast_memory,
     for call in (lambda: saver.aget_tuple(config), lambda: saver.adelete_thread(bad)):
         with pytest.raises(InvalidInputError, match="thread id"):
             await call()
+    operator = chat_builder.compile(store=fast_memory.store(), checkpointer=fast_memory.operator_checkpointer())
+    with pytest.raises(InvalidInputError, match="thread id"):  # the unscoped saver too (langgraph dev's)
+        await operator.ainvoke({"messages": [HumanMessage("We decided to use Redis for the cache.")]}, config,
+                               context=ctx)
     assert await counts(fast_memory) == before
-    record("bad_input.thread_id", bad_inputs=3)
+    record("bad_input.thread_id", bad_inputs=4)
 
 
 async def test_good_thread_ids_still_work(fast_memory, fast_database, tmp_path):
