@@ -258,6 +258,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.extractor != "offline" and not os.environ.get("OPENAI_API_KEY"):
         parser.error(f"--extractor {args.extractor} needs OPENAI_API_KEY; without a key only 'offline' runs")
     tmp = None if args.data_dir else tempfile.mkdtemp(prefix="z0-bench-extraction-", dir="/tmp")
+    if tmp:
+        os.chmod(tmp, 0o755)  # as root, the embedded server refuses a private (0700) parent (stores/embedded.py)
     data_dir = args.data_dir or os.path.join(tmp, "pgdata")
     try:
         started = time.perf_counter()

@@ -37,7 +37,6 @@ import os
 import re
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from collections import defaultdict
@@ -93,9 +92,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     from z0_memory.graphs.retrieval import builder
     from z0_memory.ingest import locomo_memories
     from z0_memory.memory import Z0Memory
+    from z0_memory.stores.embedded import temporary_data_dir
     from z0_memory.stores.recipes import SearchRequest, run_recipe
 
-    data_dir = args.data_dir or os.path.join(tempfile.mkdtemp(prefix="z0-locomo-", dir="/tmp"), "pgdata")
+    data_dir = args.data_dir or temporary_data_dir("z0-locomo-")
     base = Context(project="locomo", data_dir=data_dir, judge_model="offline", agent_model="offline",
                    extractor_model="offline", database_url=os.environ.get("DATABASE_URL"),
                    **({"embedding_model": args.embedding_model} if args.embedding_model else {}))

@@ -7,7 +7,6 @@ import os
 import platform
 import random
 import statistics
-import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -103,7 +102,9 @@ async def timed(fn: Callable[[], Awaitable[Any]], repeat: int) -> list[float]:
 
 
 def temp_data_dir(given: str | None) -> str:
-    return given or os.path.join(tempfile.mkdtemp(prefix="z0-perf-", dir="/tmp"), "pgdata")
+    from z0_memory.stores.embedded import temporary_data_dir
+
+    return given or temporary_data_dir("z0-perf-")
 
 
 def mean(values: Sequence[float]) -> float:

@@ -231,7 +231,8 @@ class Database:
             self.url = validate_url(self.context.database_url)
             self.pooler = uses_transaction_pooler(self.url, self.context.database_pooler)
         else:
-            self.embedded = EmbeddedPostgres(self.context.data_dir)
+            self.embedded = EmbeddedPostgres(self.context.data_dir,
+                                             allow_permission_changes=self.context.allow_permission_changes)
             self.url = await asyncio.to_thread(self.embedded.start)
             if self.embedded.created:
                 log.warning("z0-memory created its embedded database at %s (set Z0_DATA_DIR to move it)",

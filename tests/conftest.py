@@ -7,7 +7,6 @@ suite against another server (it must be a database you can wipe).
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import AsyncIterator
 
 import pytest
@@ -15,6 +14,7 @@ import pytest_asyncio
 
 from z0_memory.config import Context
 from z0_memory.memory import Z0Memory
+from z0_memory.stores.embedded import temporary_data_dir
 
 os.environ.setdefault("LANGSMITH_TRACING", "false")
 for _var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "DATABASE_URL"):
@@ -25,8 +25,7 @@ CLEAN_TABLES = "z0_facts, z0_pending, z0_memories, z0_extraction_queue, z0_extra
 
 @pytest.fixture(scope="session")
 def data_dir() -> str:
-    base = tempfile.mkdtemp(prefix="z0-tests-", dir="/tmp")
-    return os.path.join(base, "pgdata")
+    return temporary_data_dir("z0-tests-")  # under a 0755 folder: nothing for the server to open (see embedded.py)
 
 
 @pytest.fixture(scope="session")

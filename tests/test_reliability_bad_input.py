@@ -12,7 +12,10 @@ through the stores, the LangGraph store, ``Context`` and the graphs.
 
 from __future__ import annotations
 
+import os
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -246,3 +249,186 @@ async def test_unusable_rules_fail_the_turn_naming_the_file_and_write_nothing(fa
                             context=ctx)
     assert await counts(fast_memory) == before  # the turn stopped before retrieval and extraction
     record("bad_input.rules", bad_inputs=1)
+
+
+# --- issue 22, item 8: lone surrogates, deep metadata, bad thread ids -------------------------------------------
+# A lone surrogate is what a byte that is not UTF-8 becomes when Python reads it with surrogateescape (command-line
+# arguments, stdin in the C locale) or what a JSON "\ud800" escape decodes to. Each case below gave a raw
+# UnicodeEncodeError, InvalidTextRepresentation, RecursionError or psycopg DataError before.
+SURROGATE = "We decided to use \udcff Redis for the cache."
+
+
+async def thread_rows(memory, thread_id: str) -> dict[str, list[str]]:
+    """What the checkpoint tables hold for the thread (stored ids are the caller's thread id, project-qualified by
+    the scoped checkpointer): the channel of every checkpoint blob and pending write, one entry per checkpoint."""
+    async with memory.db.connection() as conn:
+        found = {}
+        for table, column in (("checkpoints", "'checkpoint'"), ("checkpoint_blobs", "channel"),
+                              ("checkpoint_writes", "channel")):
+            rows = await (await conn.execute(
+                f"SELECT {column} AS c FROM {table} WHERE thread_id = %s OR thread_id LIKE %s",
+                [thread_id, f"%:{thread_id}"])).fetchall()
+            found[table] = [r["c"] for r in rows]
+        return found
+
+
+async def test_lone_surrogates_are_refused_by_every_write_api_before_anything_is_written(fast_memory):
+    acme = fast_memory.scope("acme")
+    store = fast_memory.store()
+    await acme.facts.put("acme:stack:backend", "Hono")
+    before = await counts(fast_memory)
+    cases = [
+        lambda: acme.facts.put("acme:stack:backend", SURROGATE),
+        lambda: acme.facts.put("acme:stack:other", "Hono", statement=SURROGATE),
+        lambda: acme.facts.put("acme:stack:other", "Hono", Provenance(rationale=SURROGATE)),
+        lambda: acme.facts.put("acme:stack:other", "Hono", Provenance(thread_id="t\udcff")),
+        lambda: acme.semantic.add(SURROGATE),
+        lambda: acme.semantic.add("ok", context=SURROGATE),
+        lambda: acme.semantic.add("ok", metadata={"speaker": "\ud800"}),
+        lambda: acme.semantic.add("ok", metadata={"\udcff": "key"}),
+        lambda: acme.pending.add(Candidate(kind="fact", content=SURROGATE, confidence=0.3), Provenance()),
+        lambda: store.abatch([PutOp(("acme", "stack"), "x", {"value": SURROGATE})]),
+        lambda: store.abatch([PutOp(("acme", "stack"), "x", {"value": "v", "rationale": SURROGATE})]),
+    ]
+    for call in cases:
+        with pytest.raises(InvalidInputError, match="lone surrogate"):
+            await call()
+    assert await counts(fast_memory) == before and (await acme.facts.get("acme:stack:backend")).value == "Hono"
+    record("bad_input.surrogates", bad_inputs=len(cases))
+
+
+@pytest.mark.parametrize("graph", ["chat", "code", "chat_operator"])
+async def test_a_lone_surrogate_in_a_turn_is_refused_before_the_turn_is_checkpointed(fast_memory, fast_database,
+                                                                                      tmp_path, graph):
+    """Before: the chat graph checkpointed the user's message (as "?"), then failed on InvalidTextRepresentation
+    with no reply and no extraction. Now the turn is refused first, and the thread goes on as if it never came.
+    ``chat_operator``: the unscoped checkpointer ``langgraph dev`` runs the graphs with."""
+    builder = code_builder if graph == "code" else chat_builder
+    ctx = fast_context(fast_database, mode=graph.split("_")[0], rules_root=str(tmp_path))
+    saver = fast_memory.operator_checkpointer() if graph == "chat_operator" else fast_memory.checkpointer()
+    compiled = builder.compile(store=fast_memory.store(), checkpointer=saver)
+    config = cfg()
+    thread_id = config["configurable"]["thread_id"]
+    before = await counts(fast_memory)
+    for message in (HumanMessage(SURROGATE), ("user", SURROGATE),
+                    HumanMessage([{"type": "text", "text": SURROGATE}])):
+        with pytest.raises(InvalidInputError, match=r"lone surrogate \(U\+DCFF"):
+            await compiled.ainvoke({"messages": [message]}, config, context=ctx)
+    assert await counts(fast_memory) == before  # no retrieval side effect, no extraction
+    assert await saver.aget_tuple(config) is None  # the message was not checkpointed
+    stored = await thread_rows(fast_memory, thread_id)
+    # nothing of the turn is stored: only LangGraph's record that the run failed (the error, which names the
+    # character, not the text) remains as a pending write
+    assert stored["checkpoints"] == [] and stored["checkpoint_blobs"] == []
+    assert set(stored["checkpoint_writes"]) <= {"__error__"}
+    out = await compiled.ainvoke({"messages": [HumanMessage("We decided to use Redis for the cache.")]}, config,
+                                 context=ctx)
+    assert [m.content for m in out["messages"] if isinstance(m, HumanMessage)] == [
+        "We decided to use Redis for the cache."]  # the thread holds only the good turn
+    record(f"bad_input.surrogate_turn_{graph}", operations=1, bad_inputs=3)
+
+
+def nested(depth: int) -> dict:
+    value: dict = {"leaf": "x"}
+    for _ in range(depth - 1):
+        value = {"a": value}
+    return value
+
+
+async def test_metadata_too_deep_or_too_large_is_refused_naming_the_limit(fast_memory, fast_database, tmp_path):
+    """Before: metadata nested 2,000 deep raised RecursionError from the JSON encoder."""
+    acme = fast_memory.scope("acme")
+    before = await counts(fast_memory)
+    cases = [
+        ({"metadata": nested(2000)}, "nested more than 32 levels"),
+        ({"metadata": nested(33)}, "nested more than 32 levels"),
+        ({"metadata": {"blob": "x" * 70_000}}, "the limit is 65536"),
+        ({"metadata": {"many": list(range(20_000))}}, "the limit is 65536"),
+        ({"metadata": ["not", "a", "dict"]}, "must be a mapping"),
+        ({"source_ids": [nested(2000)]}, "nested more than 32 levels"),
+    ]
+    for fields, words in cases:
+        with pytest.raises(InvalidInputError, match=words):
+            await acme.semantic.add("a note about the deploy", **fields)
+    await acme.semantic.add("a note at the limits", metadata={**nested(31), "blob": "y" * 60_000})  # fits
+    after = await counts(fast_memory)
+    assert after == {**before, "z0_memories": before["z0_memories"] + 1}
+    # a memory at the limits is recalled into a chat turn, and the checkpointed state holding it is accepted
+    ctx = fast_context(fast_database, mode="chat", rules_root=str(tmp_path))
+    graph = chat_builder.compile(store=fast_memory.store(), checkpointer=fast_memory.checkpointer())
+    out = await graph.ainvoke({"messages": [HumanMessage("what was the note at the limits?")]}, cfg(), context=ctx)
+    assert any("note at the limits" in h.content for h in out["memories"])
+    record("bad_input.metadata", bad_inputs=len(cases), operations=2)
+
+
+BAD_THREAD_IDS = ["a\x00b", "a\udcffb", "a\nb", "a\tb", "\x1b[31mred", "a\u2028b", "\u202eabc", "", "x" * 513]
+
+
+@pytest.mark.parametrize("bad", BAD_THREAD_IDS, ids=[repr(b)[:16] for b in BAD_THREAD_IDS])
+async def test_bad_thread_ids_are_refused_before_anything_is_stored(fast_memory, fast_database, tmp_path, bad):
+    """Before: NUL gave a psycopg DataError from the checkpointer; control characters, line separators, bidi
+    overrides were stored; a lone surrogate raised UnicodeEncodeError."""
+    ctx = fast_context(fast_database, mode="chat", rules_root=str(tmp_path))
+    saver = fast_memory.checkpointer()
+    compiled = chat_builder.compile(store=fast_memory.store(), checkpointer=saver)
+    before = await counts(fast_memory)
+    config = {"configurable": {"thread_id": bad}}
+    with pytest.raises(InvalidInputError, match="thread id"):
+        await compiled.ainvoke({"messages": [HumanMessage("We decided to use Redis for the cache.")]}, config,
+                               context=ctx)
+    for call in (lambda: saver.aget_tuple(config), lambda: saver.adelete_thread(bad)):
+        with pytest.raises(InvalidInputError, match="thread id"):
+            await call()
+    operator = chat_builder.compile(store=fast_memory.store(), checkpointer=fast_memory.operator_checkpointer())
+    with pytest.raises(InvalidInputError, match="thread id"):  # the unscoped saver too (langgraph dev's)
+        await operator.ainvoke({"messages": [HumanMessage("We decided to use Redis for the cache.")]}, config,
+                               context=ctx)
+    assert await counts(fast_memory) == before
+    record("bad_input.thread_id", bad_inputs=4)
+
+
+async def test_good_thread_ids_still_work(fast_memory, fast_database, tmp_path):
+    ctx = fast_context(fast_database, mode="chat", rules_root=str(tmp_path))
+    compiled = chat_builder.compile(store=fast_memory.store(), checkpointer=fast_memory.checkpointer())
+    for thread_id in ("t-1", "会话-7", "user@example.com/2026-12-02 10:00", "🦀 crab", "x" * 512):
+        out = await compiled.ainvoke({"messages": [HumanMessage("hello there")]},
+                                     {"configurable": {"thread_id": thread_id}}, context=ctx)
+        assert isinstance(out["messages"][-1], AIMessage)
+
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def run_cli(url: str, *args: str, stdin: bytes, **env: str) -> subprocess.CompletedProcess:
+    """The command line as a user runs it: a process of its own, bytes on stdin (C.UTF-8: Python reads bytes that
+    are not UTF-8 as lone surrogates, like arguments)."""
+    environ = {**os.environ, "DATABASE_URL": url, "Z0_EMBEDDING_MODEL": "hash", "COLUMNS": "200",
+               "LC_ALL": "C.UTF-8", **env}
+    return subprocess.run([sys.executable, "-c", "from z0_memory.cli import main; main()", "--project", "acme", *args],
+                          input=stdin, capture_output=True, env=environ, cwd=REPO, timeout=300)
+
+
+def one_error_line(result: subprocess.CompletedProcess, words: str) -> str:
+    err = result.stderr.decode("utf-8", "replace")
+    assert result.returncode == 2, (result.returncode, err[-2000:])
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:") and words in lines[0], err[-2000:]
+    return lines[0]
+
+
+async def test_cli_bad_input_is_one_line_exit_2_and_stores_nothing(fast_memory, fast_database):
+    """Before: a chat line with a byte that is not UTF-8 ended in a psycopg InvalidTextRepresentation traceback
+    after the message was checkpointed; a thread id with an escape sequence was accepted and echoed."""
+    before = await counts(fast_memory)
+    thread_id = f"cli-bad-{random.randrange(10**9)}"
+    result = run_cli(fast_database, "chat", "--thread", thread_id, stdin=b"We decided to use \xff Redis.\n")
+    one_error_line(result, "lone surrogate (U+DCFF")
+    assert await fast_memory.checkpointer().aget_tuple({"configurable": {"thread_id": thread_id}}) is None
+    result = run_cli(fast_database, "chat", stdin=b"We decided to use \xff Redis.\n",
+                     PYTHONIOENCODING="utf-8:strict")  # stdin read strictly: the decoder refuses the byte
+    one_error_line(result, "not UTF-8 text (byte 0xff")
+    result = run_cli(fast_database, "chat", "--thread", "a\x1b[2Jb", stdin=b"hello\n")
+    one_error_line(result, "thread id must not contain a control character (U+001B")
+    assert b"\x1b" not in result.stdout and b"you>" not in result.stdout  # refused before the session began
+    assert await counts(fast_memory) == before
+    record("bad_input.cli", bad_inputs=3)

@@ -13,11 +13,12 @@ import asyncio
 import os
 import signal
 import sys
-import tempfile
 import time
 
 import pytest
 from reliability_support import record
+
+from z0_memory.stores.embedded import temporary_data_dir
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -34,7 +35,7 @@ async def read_until(stream: asyncio.StreamReader, marker: bytes, count: int, ti
 
 
 async def test_cli_chat_fails_fast_in_one_line_when_the_server_is_killed(tmp_path):
-    data_dir = os.path.join(tempfile.mkdtemp(prefix="z0-dead-", dir="/tmp"), "pgdata")
+    data_dir = temporary_data_dir("z0-dead-")
     env = {**os.environ, "Z0_DATA_DIR": data_dir, "Z0_EMBEDDING_MODEL": "hash", "Z0_RULES_ROOT": str(tmp_path),
            "COLUMNS": "200"}
     env.pop("DATABASE_URL", None)

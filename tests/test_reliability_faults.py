@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import tempfile
 import time
 from typing import Any
 
@@ -36,6 +35,7 @@ from z0_memory.memory import Z0Memory
 from z0_memory.nodes.extraction import ExtractionResult, retry_failed_extractions
 from z0_memory.prompts import OFFLINE_NOTE
 from z0_memory.schemas import Candidate
+from z0_memory.stores.embedded import temporary_data_dir
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -45,8 +45,7 @@ def thread(name: str) -> dict[str, Any]:
 
 
 async def test_database_restart_mid_thread_reconnects_and_loses_no_checkpoint(tmp_path):
-    data_dir = tempfile.mkdtemp(prefix="z0-fault-", dir="/tmp")
-    ctx = Context(project="acme", data_dir=os.path.join(data_dir, "pgdata"), embedding_model="hash",
+    ctx = Context(project="acme", data_dir=temporary_data_dir("z0-fault-"), embedding_model="hash",
                   rules_root=str(tmp_path), mode="chat")
     memory = Z0Memory(ctx)
     memory.db.connection_timeout = 3.0  # a turn while the server is down must fail fast, not hang

@@ -19,9 +19,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from z0_memory.config import Context
-from z0_memory.errors import Z0Error
+from z0_memory.errors import InvalidInputError, Z0Error
 from z0_memory.memory import Z0Memory
 from z0_memory.schemas import Provenance
+from z0_memory.validation import check_thread_id
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Layered, self-correcting memory for LangGraph.")
 memories_app = typer.Typer(no_args_is_help=True, help="Inspect and curate long-term memory.")
@@ -46,8 +47,21 @@ def _settings(ctx: typer.Context) -> Settings:
     return ctx.obj if isinstance(ctx.obj, Settings) else Settings()
 
 
+def _explained(exc: BaseException) -> BaseException:
+    """Text that is not UTF-8 (stdin read strictly, or a lone surrogate some path let through) named as such."""
+    if isinstance(exc, UnicodeDecodeError):
+        return InvalidInputError(f"the input is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at position "
+                                 f"{exc.start}); send it as UTF-8")
+    if isinstance(exc, UnicodeEncodeError):
+        char = ord(exc.object[exc.start])
+        return InvalidInputError(f"the input holds a character that is not valid Unicode (U+{char:04X} at character "
+                                 f"{exc.start}, from bytes that are not UTF-8); send it as UTF-8")
+    return exc
+
+
 def fail(exc: BaseException) -> typer.Exit:
     """Print an error as one line (whatever the terminal's width or the cause's own line breaks); exit status 2."""
+    exc = _explained(exc)
     err.print(f"[bold red]error:[/] {escape(' '.join(str(exc).split()))}", soft_wrap=True, highlight=False)
     return typer.Exit(2)
 
@@ -275,7 +289,7 @@ async def chat(ctx: typer.Context, mode: str = typer.Option("chat", help="chat (
     from z0_memory.graphs.code import builder as code_builder
 
     context = _settings(ctx).context(mode=mode)
-    thread_id = thread or f"cli-{uuid.uuid4().hex[:8]}"
+    thread_id = check_thread_id(thread) if thread is not None else f"cli-{uuid.uuid4().hex[:8]}"  # before it is shown
     async with Z0Memory(context) as memory:
         graph = (code_builder if mode == "code" else chat_builder).compile(
             store=memory.store(), checkpointer=memory.checkpointer())

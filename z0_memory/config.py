@@ -119,6 +119,11 @@ class Context:
         default=None, repr=False, metadata={"description": "Postgres URL; unset -> an embedded server at data_dir."}
     )
     data_dir: str | None = field(default=None, metadata={"description": "Data dir of the embedded Postgres."})
+    allow_permission_changes: bool | None = field(
+        default=None,
+        metadata={"description": "As root, let the embedded server open the data dir's parent folders to every user "
+                                 "(chmod g+rx,o+rx); without it, a data dir that needs this is refused."},
+    )
     database_timeout_s: float | None = field(
         default=None, metadata={"description": "Seconds a statement waits for a database connection before failing."}
     )
@@ -150,6 +155,7 @@ class Context:
             "rules_root": ".",
             "rules_files": DEFAULT_RULES_FILES,
             "rules_max_bytes": 64 * 1024,
+            "allow_permission_changes": False,
         }
         for f in fields(self):  # explicit argument, then environment
             if getattr(self, f.name) is None:
@@ -209,6 +215,11 @@ class Context:
             if value < low or (high is not None and value > high):
                 bounds = f"between {low} and {high}" if high is not None else f"at least {low}"
                 raise ConfigurationError(f"{name} must be {bounds}, got {value}")
+        if isinstance(self.allow_permission_changes, str):  # a JSON context
+            self.allow_permission_changes = _parse(self.allow_permission_changes, bool, "allow_permission_changes")
+        if not isinstance(self.allow_permission_changes, bool):
+            raise ConfigurationError(
+                f"allow_permission_changes must be true or false, got {self.allow_permission_changes!r}")
         if self.database_pooler not in {"auto", "transaction", "none"}:
             raise ConfigurationError(
                 f"database_pooler must be 'auto', 'transaction' or 'none', got {self.database_pooler!r}")

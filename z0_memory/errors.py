@@ -23,6 +23,10 @@ class DatabaseError(Z0Error, RuntimeError):
     """The database cannot be reached, started or migrated."""
 
 
+class UnsafePermissionsError(DatabaseError):
+    """Starting the embedded server (as root) would loosen folder permissions the user did not allow."""
+
+
 class EmbeddingMismatchError(Z0Error, RuntimeError):
     """The configured embedding model does not match the one the store was built with."""
 

@@ -16,7 +16,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from z0_memory.errors import InvalidInputError, InvalidKeyError
+from z0_memory.errors import InvalidKeyError
+from z0_memory.validation import check_value
 
 SEGMENT_MAX = 128
 _SEGMENT_RE = re.compile(r"^[^\W_][\w.\-]*\Z", re.UNICODE)  # \Z: "$" would let a trailing "\n" through
@@ -48,23 +49,14 @@ def validate_segment(value: object, what: str = "segment") -> str:
 
 
 def reject_nul(what: str, *values: object) -> None:
-    """Raise :class:`InvalidInputError` naming ``what`` when any text in ``values`` (nested too) holds a NUL byte.
+    """Raise :class:`InvalidInputError` naming ``what`` when any text in ``values`` (nested too) cannot be stored.
 
-    PostgreSQL text and jsonb cannot hold U+0000; refusing here gives a clear error instead of a driver DataError,
-    before anything is written. (Conversation text is cleaned earlier: ``tokens.message_text`` drops NUL bytes.)
+    PostgreSQL text and jsonb cannot hold U+0000, and no text can hold a lone surrogate; values nest at most
+    ``validation.MAX_DEPTH`` levels. Refusing here gives a clear error instead of a driver DataError, a
+    UnicodeEncodeError or a RecursionError, before anything is written (see ``z0_memory.validation``).
+    (Conversation text is cleaned earlier: ``tokens.message_text`` drops NUL bytes.)
     """
-    stack = list(values)
-    while stack:
-        value = stack.pop()
-        if isinstance(value, str):
-            if "\x00" in value:
-                raise InvalidInputError(f"{what} contains a NUL byte (\\x00), which cannot be stored; remove it")
-        elif isinstance(value, dict):
-            stack += list(value.keys()) + list(value.values())
-        elif isinstance(value, list | tuple | set):
-            stack += list(value)
-        elif isinstance(value, BaseModel):
-            stack.append(value.model_dump())
+    check_value(what, *values)
 
 
 def normalize_segment(text: str) -> str:
