@@ -27,7 +27,7 @@ import psycopg
 from langchain_core.embeddings import Embeddings
 
 from z0_memory.stores.database import Database
-from z0_memory.stores.memory_rows import COLUMNS, hit_from_record, record
+from z0_memory.stores.memory_rows import COLUMNS, record
 from z0_memory.stores.search import SearchEngine
 from z0_memory.stores.schema import SEMANTIC_TABLE, search_columns
 from z0_memory.stores.scope import Scope
