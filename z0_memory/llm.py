@@ -201,12 +201,23 @@ async def _ainvoke_parsing_inline(runnable: Runnable, messages: list[BaseMessage
     if not isinstance(runnable, RunnableSequence):
         return await runnable.ainvoke(messages)
     value = await runnable.first.ainvoke(messages)
+    if isinstance(value, AIMessage):
+        check_complete(value)
     for step in runnable.steps[1:]:
         if isinstance(value, BaseMessage) and type(step).invoke in _PARSER_INVOKES:
             value = step.parse_result([ChatGeneration(message=value)])
         else:
             value = step.invoke(value)
     return value
+
+
+def check_complete(message: AIMessage) -> None:
+    """Raise when an OpenAI answer ended before its ``finish_reason``: a stream cut off (the connection closed
+    without the last chunk and ``[DONE]``). The SDK returns what arrived so far without an error, which would make
+    a partial reply look like a whole one."""
+    meta = message.response_metadata or {}
+    if meta.get("model_provider") == "openai" and not meta.get("finish_reason"):
+        raise ValueError("the model's response ended before its finish_reason (a truncated stream)")
 
 
 _PARSER_INVOKES = (BaseOutputParser.invoke, BaseGenerationOutputParser.invoke)
@@ -242,6 +253,7 @@ async def invoke_messages(model: BaseChatModel, messages: list[BaseMessage], ctx
         out = await runnable.ainvoke(messages)
         if not isinstance(out, AIMessage):
             raise TypeError(f"expected an AIMessage, got {type(out).__name__}")
+        check_complete(out)
         return out
 
     return await call_with_retries(call, ctx, what)
