@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 import uuid
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -282,3 +283,37 @@ async def test_a_failing_embeddings_endpoint_loses_no_write(wire, database_url, 
         with psycopg.connect(database_url, autocommit=True) as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
     record(f"wire.embeddings_{fault.kind}", operations=failed_calls + 3, faults=failed_calls, lost=0)
+
+
+async def test_retry_after_headers_are_read_as_servers_send_them():
+    import email.utils
+
+    import httpx
+
+    def error(status: int, **headers: str) -> Exception:
+        request = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions")
+        return httpx.HTTPStatusError("x", request=request, response=httpx.Response(status, headers=headers,
+                                                                                   request=request))
+
+    assert llm.retry_after(error(429, **{"Retry-After": "7"})) == 7.0
+    assert llm.retry_after(error(429, **{"retry-after-ms": "250", "Retry-After": "7"})) == 0.25
+    later = email.utils.format_datetime(datetime.now(UTC) + timedelta(seconds=30), usegmt=True)
+    assert 25 < llm.retry_after(error(429, **{"Retry-After": later})) <= 30
+    assert llm.retry_after(error(429, **{"Retry-After": "soon"})) is None
+    assert llm.retry_after(error(429)) is None and llm.retry_after(ValueError("no response")) is None
+    assert [llm.retryable(error(s)) for s in (400, 401, 404, 408, 409, 422, 429, 500, 503)] == [
+        False, False, False, True, True, False, True, True, True]
+    from langchain_openai.chat_models.base import OpenAIRefusalError
+
+    assert not llm.retryable(OpenAIRefusalError("no")) and llm.retryable(TimeoutError())
+
+
+async def test_the_sync_embeddings_api_raises_the_same_typed_error(wire):
+    from z0_memory.providers import build_embeddings
+
+    ctx = Context(project="acme", embedding_model="compatible/e5", openai_base_url=wire.base_url)
+    embeddings, _ = build_embeddings("compatible/e5", ctx)
+    assert len(await asyncio.to_thread(embeddings.embed_query, "works")) == wire.embedding_dims
+    wire.script("embeddings", "vectors", Fault("http_500"))
+    with pytest.raises(ModelCallError, match="HTTP|InternalServerError|500"):
+        await asyncio.to_thread(embeddings.embed_documents, ["fails"])

@@ -15,7 +15,6 @@ any LangChain model a user already has) and only builds from the context what it
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import hashlib
 import threading
 from abc import abstractmethod
@@ -193,10 +192,20 @@ class ResilientEmbeddings(Embeddings):
         self.name = name
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return _run_sync(self.aembed_documents(list(texts)))
+        return self._sync(lambda: self.inner.embed_documents(list(texts)))
 
     def embed_query(self, text: str) -> list[float]:
-        return _run_sync(self.aembed_query(text))
+        return self._sync(lambda: self.inner.embed_query(text))
+
+    def _sync(self, call: Any) -> Any:
+        """The sync API (LangChain's ``VectorStore`` helpers): one attempt, under the client's own timeout, and the
+        same typed error."""
+        from z0_memory.llm import ModelCallError
+
+        try:
+            return call()
+        except Exception as exc:  # noqa: BLE001 - provider SDKs raise their own hierarchy
+            raise ModelCallError(f"embeddings ({self.name}) failed: {type(exc).__name__}: {str(exc)[:300]}") from exc
 
     async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
         from z0_memory.llm import call_with_retries
@@ -210,16 +219,6 @@ class ResilientEmbeddings(Embeddings):
 
         return await call_with_retries(lambda: self.inner.aembed_query(text), self.context,
                                        f"embeddings ({self.name})")
-
-
-def _run_sync(coro: Any) -> Any:
-    """Run a coroutine from sync code (LangChain's sync ``embed_*``), also when an event loop runs in this thread."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coro).result()
 
 
 def build_embeddings(spec: str, ctx: Context) -> tuple[Embeddings, int | None]:
