@@ -54,13 +54,14 @@ FAULTS = {
     "empty_tool_call": Fault("empty_tool_call"),
     "http_429": Fault("http_429", retry_after=1),
     "http_500": Fault("http_500"),
-    "timeout": Fault("timeout", delay=4.0),
+    "timeout": Fault("timeout", delay=5.0),
     "truncated": Fault("truncated"),
 }
 TRANSPORT = {"http_429", "http_500", "timeout", "truncated"}  # what a plain chat completion can meet too
 NOT_RETRIED = {"refusal"}
 RETRIES = 2
-TIMEOUT_S = 1.0
+TIMEOUT_S = 4.0  # generous: a busy CI machine must not turn a healthy first request into a timeout
+FAULT_TIMEOUT_S = 1.5  # the timeout fault's client timeout (the server answers after 5 s)
 USER_TURN = "We decided to use Valkey as the cache because it is open source."
 GOOD_REPLY = "Noted: Valkey is the cache."
 EXTRACTED = ExtractionResult(candidates=[Candidate(
@@ -77,7 +78,7 @@ def wire_context(server: WireServer, spec: str, method: str, database_url: str, 
     key = {"openai_api_key": "sk-wire-test"} if spec.startswith("openai/") else {}
     return fast_context(database_url, agent_model=spec, judge_model=spec, extractor_model=spec,
                         openai_base_url=server.base_url, structured_output_method=method, mode="chat", max_rounds=1,
-                        model_retries=RETRIES, model_timeout_s=TIMEOUT_S, rules_root=str(tmp_path), **key, **kw)
+                        model_retries=RETRIES, rules_root=str(tmp_path), **{"model_timeout_s": TIMEOUT_S, **key, **kw})
 
 
 async def run_turn(graph: Any, text: str, cfg: dict, ctx: Context, *, streamed: bool) -> dict[str, Any]:
@@ -113,7 +114,8 @@ async def test_a_wire_fault_degrades_the_turn_then_the_next_turn_and_the_retry_w
     wire.script("Verdict", FAULTS[fault])
     wire.script("ExtractionResult", FAULTS[fault])
     wire.script("chat", FAULTS[fault] if fault in TRANSPORT else GOOD_REPLY)
-    ctx = wire_context(wire, spec, method, fast_database, tmp_path)
+    timeout = FAULT_TIMEOUT_S if fault == "timeout" else TIMEOUT_S
+    ctx = wire_context(wire, spec, method, fast_database, tmp_path, model_timeout_s=timeout)
     async with Z0Memory(ctx) as memory:
         graph = chat_builder.compile(store=memory.store(), checkpointer=memory.checkpointer())
         cfg = thread()
@@ -137,7 +139,11 @@ async def test_a_wire_fault_degrades_the_turn_then_the_next_turn_and_the_retry_w
         expected = 1 if fault in NOT_RETRIED else RETRIES + 1
         for kind in ("Verdict", "ExtractionResult"):
             starts = attempts_of(wire, kind)
-            assert len(starts) == expected, (kind, len(starts))
+            if fault == "timeout":  # under load an attempt can time out before its request reaches the server
+                assert 1 <= len(starts) <= expected and "timed out after 3 attempt(s)" in (
+                    round_.error if kind == "Verdict" else queued["error"])
+            else:
+                assert len(starts) == expected, (kind, len(starts))
             if fault == "http_429":  # Retry-After: 1 was honoured, not the 0.2 s / 0.4 s backoff
                 assert all(b - a >= 0.95 for a, b in zip(starts, starts[1:], strict=False))
         if fault == "refusal":
@@ -243,7 +249,7 @@ async def test_the_cli_retries_a_turn_queued_by_a_wire_fault(wire, fast_memory, 
 
 # --- embeddings ---------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("fault", [Fault("http_500"), Fault("truncated"), Fault("timeout", delay=3.0)],
+@pytest.mark.parametrize("fault", [Fault("http_500"), Fault("truncated"), Fault("timeout", delay=6.0)],
                          ids=["http_500", "truncated", "timeout"])
 async def test_a_failing_embeddings_endpoint_loses_no_write(wire, database_url, tmp_path, fault):
     name = f"z0_wire_{uuid.uuid4().hex[:10]}"
@@ -253,7 +259,7 @@ async def test_a_failing_embeddings_endpoint_loses_no_write(wire, database_url, 
         wire.embedding_dims = 48
         ctx = Context(project="acme", database_url=scratch_url(database_url, name), embedding_model="compatible/e5",
                       openai_base_url=wire.base_url, agent_model="offline", judge_model="offline",
-                      extractor_model="offline", mode="chat", max_rounds=1, model_retries=1, model_timeout_s=1.0,
+                      extractor_model="offline", mode="chat", max_rounds=1, model_retries=1, model_timeout_s=2.5,
                       rules_root=str(tmp_path))
         wire.script("embeddings", "vectors", fault)  # the dimension probe at open works, then every call fails
         async with Z0Memory(ctx) as memory:
