@@ -19,6 +19,7 @@ What it answers is scripted per *kind* of request, recognised from the request i
 
 * a ``str`` (chat text) or a ``dict`` / pydantic model (the structured answer, sent as JSON content for
   ``json_schema`` or as the tool call's arguments for ``function_calling``);
+* :class:`ToolCalls` (a chat answer calling tools, as the code agent's model does);
 * a :class:`Fault`: ``malformed`` (JSON cut in the middle), ``refusal`` (``message.refusal``, no content),
   ``empty_tool_call`` (no tool call and no content), ``http_429`` (with ``Retry-After``), ``http_500``, ``http_400``,
   ``timeout`` (the handler sleeps ``delay`` seconds before answering: past the client's timeout), ``truncated``
@@ -68,6 +69,17 @@ class Fault:
     def __post_init__(self) -> None:
         if self.kind not in self.KINDS:
             raise ValueError(f"unknown fault {self.kind!r}; use one of {self.KINDS}")
+
+
+@dataclass(frozen=True)
+class ToolCalls:
+    """A chat answer that calls tools (the code agent's ``bind_tools`` path): ``ToolCalls(("recall_memory",
+    {"query": "cache"}))``."""
+
+    calls: tuple[tuple[str, dict[str, Any]], ...]
+
+    def __init__(self, *calls: tuple[str, dict[str, Any]]) -> None:
+        object.__setattr__(self, "calls", tuple(calls))
 
 
 @dataclass
@@ -303,6 +315,9 @@ class _Handler(BaseHTTPRequestHandler):
         content: str | None
         refusal: str | None = None
         tool_args: str | None = None
+        if isinstance(item, ToolCalls):
+            self._tool_calls(request, item)
+            return
         if fault == "refusal":
             content, refusal = None, "I'm sorry, I can't assist with that request."
         elif fault == "empty_tool_call":
@@ -335,6 +350,31 @@ class _Handler(BaseHTTPRequestHandler):
                 "usage": {"prompt_tokens": 50, "completion_tokens": 20, "total_tokens": 70},
                 "system_fingerprint": "fp_wire"}
         self._raw(200, json.dumps(body).encode(), truncate=fault == "truncated")
+
+    def _tool_calls(self, request: WireRequest, item: ToolCalls) -> None:
+        calls = [{"id": f"call_{uuid.uuid4().hex[:20]}", "type": "function",
+                  "function": {"name": name, "arguments": json.dumps(args)}} for name, args in item.calls]
+        model = request.body.get("model", "gpt-test")
+        if request.stream:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.end_headers()
+            cid, created = _completion_id(), int(time.time())
+            deltas: list[tuple[dict[str, Any], str | None]] = [({"role": "assistant", "content": None}, None)]
+            deltas += [({"tool_calls": [{"index": i, **call}]}, None) for i, call in enumerate(calls)]
+            deltas.append(({}, "tool_calls"))
+            for delta, finish in deltas:
+                payload = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+                           "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+                self.wfile.write(b"data: " + json.dumps(payload).encode() + b"\n\n")
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+            return
+        message = {"role": "assistant", "content": None, "refusal": None, "tool_calls": calls, "annotations": []}
+        body = {"id": _completion_id(), "object": "chat.completion", "created": int(time.time()), "model": model,
+                "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": "tool_calls"}],
+                "usage": {"prompt_tokens": 50, "completion_tokens": 20, "total_tokens": 70}}
+        self._raw(200, json.dumps(body).encode())
 
     def _stream(self, request: WireRequest, model: str, content: str | None, refusal: str | None,
                 tool_args: str | None, *, truncated: bool) -> None:

@@ -138,9 +138,9 @@ async def test_strict_schema_keeps_property_names_that_look_like_keywords():
 
 def wire_context(server: WireServer, spec: str, *, method: str = "json_schema", **kw: Any) -> Context:
     key = {"openai_api_key": "sk-wire-test"} if spec.startswith("openai/") else {}
-    return Context(project="acme", agent_model=spec, judge_model=spec, extractor_model=spec,
-                   openai_base_url=server.base_url, structured_output_method=method, embedding_model="hash",
-                   model_timeout_s=5.0, model_retries=0, **key, **kw)
+    values = {"agent_model": spec, "judge_model": spec, "extractor_model": spec, "embedding_model": "hash",
+              "model_timeout_s": 5.0, "model_retries": 0, **key, **kw}
+    return Context(project="acme", openai_base_url=server.base_url, structured_output_method=method, **values)
 
 
 VERDICT = Verdict(sufficient=False, missing="the cache's eviction policy", reason="only the engine is known",
@@ -292,3 +292,38 @@ async def test_a_memory_embedded_over_the_wire_is_found_again(wire, database_url
     finally:
         with psycopg.connect(database_url, autocommit=True) as conn:
             conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+# --- the code agent's tool calls -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["ainvoke", "stream-messages"])
+async def test_the_code_agent_calls_its_tools_over_the_wire(wire, fast_memory, fast_database, tmp_path, streamed):
+    """``bind_tools``: the tool definitions go out, the model's tool call comes back and runs, and its result goes
+    back to the model as a ``tool`` message answering that call's id."""
+    from openai_wire_server import ToolCalls
+
+    from z0_memory.graphs.code import builder as code_builder
+
+    await fast_memory.scope("acme").facts.put("acme:cache:engine", "Valkey")
+    wire.script("chat", ToolCalls(("recall_memory", {"query": "which cache engine"})), "The cache is Valkey [1].")
+    ctx = wire_context(wire, "openai/gpt-4o-mini", database_url=fast_database, mode="code", max_rounds=1,
+                       judge_model="offline", extractor_model="offline", rules_root=str(tmp_path))
+    async with Z0Memory(ctx) as memory:
+        graph = code_builder.compile(store=memory.store(), checkpointer=memory.checkpointer())
+        cfg = thread()
+        if streamed:
+            async for _ in graph.astream({"messages": [HumanMessage("Which cache do we use?")]}, cfg, context=ctx,
+                                         stream_mode="messages"):
+                pass
+            out = (await graph.aget_state(cfg)).values
+        else:
+            out = await graph.ainvoke({"messages": [HumanMessage("Which cache do we use?")]}, cfg, context=ctx)
+    assert out["messages"][-1].content == "The cache is Valkey [1]."
+    first, second = wire.of("chat")
+    assert "recall_memory" in {t["function"]["name"] for t in first.body["tools"]}
+    assert all(r.stream is streamed for r in (first, second))
+    [call] = [m for m in second.body["messages"] if m["role"] == "assistant" and m.get("tool_calls")]
+    [result] = [m for m in second.body["messages"] if m["role"] == "tool"]
+    assert result["tool_call_id"] == call["tool_calls"][0]["id"]
+    assert json.loads(call["tool_calls"][0]["function"]["arguments"]) == {"query": "which cache engine"}
+    assert "Valkey" in result["content"]  # the tool ran against memory and its result reached the model

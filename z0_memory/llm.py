@@ -216,7 +216,8 @@ def check_complete(message: AIMessage) -> None:
     without the last chunk and ``[DONE]``). The SDK returns what arrived so far without an error, which would make
     a partial reply look like a whole one."""
     meta = message.response_metadata or {}
-    if meta.get("model_provider") == "openai" and not meta.get("finish_reason"):
+    # Chat Completions end with a finish_reason; the Responses API (``use_responses_api``) with a status instead
+    if meta.get("model_provider") == "openai" and not meta.get("finish_reason") and not meta.get("status"):
         raise ValueError("the model's response ended before its finish_reason (a truncated stream)")
 
 
