@@ -323,3 +323,17 @@ async def test_the_sync_embeddings_api_raises_the_same_typed_error(wire):
     wire.script("embeddings", "vectors", Fault("http_500"))
     with pytest.raises(ModelCallError, match="HTTP|InternalServerError|500"):
         await asyncio.to_thread(embeddings.embed_documents, ["fails"])
+
+
+async def test_an_answer_without_its_end_is_a_failed_call():
+    """The openai SDK returns a stream cut before its last chunk as if it were whole; z0 refuses it (and retries)."""
+    from langchain_core.messages import AIMessage
+
+    cut = AIMessage("We use Val", response_metadata={"model_provider": "openai", "model_name": "gpt-4o-mini"})
+    with pytest.raises(ValueError, match="truncated stream"):
+        llm.check_complete(cut)
+    llm.check_complete(AIMessage("We use Valkey.", response_metadata={"model_provider": "openai",
+                                                                       "finish_reason": "stop"}))
+    llm.check_complete(AIMessage("We use Valkey.", response_metadata={"model_provider": "openai",
+                                                                       "status": "completed"}))  # Responses API
+    llm.check_complete(AIMessage("We use Valkey."))  # other providers' messages are not judged by OpenAI's fields
