@@ -274,7 +274,9 @@ class Providers:
         return self._built[spec]
 
     def structured(self, model: BaseChatModel, schema: type, method: str) -> Runnable:
-        """``model.with_structured_output(schema, method=method)``, built once per model, schema and method.
+        """``llm.structured_runnable(model, schema, method)`` (strict, with OpenAI's strict schema, for OpenAI chat
+        models; ``model.with_structured_output(schema, method=method)`` for others), built once per model, schema and
+        method.
 
         Building it converts the schema on every call (0.7 ms for ``ChatOpenAI``), and the loop asks the judge for a
         verdict every round. The model is held with its runnable, so its ``id`` cannot be reused while cached.
