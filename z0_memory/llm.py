@@ -90,8 +90,14 @@ def retryable(exc: BaseException) -> bool:
     return status is None or status >= 500 or status in RETRYABLE_STATUS
 
 
+def _timed_out(exc: BaseException | None) -> bool:
+    """Our own timeout, or the client's (``openai.APITimeoutError``, httpx's ``TimeoutException``, LangChain's
+    ``ModelTimeoutError``): whichever fires first, the call timed out."""
+    return exc is not None and any("Timeout" in cls.__name__ for cls in type(exc).__mro__)
+
+
 def _describe(exc: BaseException | None) -> str:
-    if isinstance(exc, asyncio.TimeoutError):
+    if isinstance(exc, asyncio.TimeoutError) or _timed_out(exc):
         return "timed out"
     if exc is not None and _refused(exc):
         return f"was refused by the model: {str(exc)[:ERROR_CHARS]}"
