@@ -337,3 +337,23 @@ async def test_an_answer_without_its_end_is_a_failed_call():
     llm.check_complete(AIMessage("We use Valkey.", response_metadata={"model_provider": "openai",
                                                                        "status": "completed"}))  # Responses API
     llm.check_complete(AIMessage("We use Valkey."))  # other providers' messages are not judged by OpenAI's fields
+
+
+async def test_a_dead_embeddings_endpoint_at_open_is_one_clear_error(wire, database_url):
+    """The remote model's dimension is probed when a memory opens: a dead endpoint is a typed error naming it, after
+    the bounded retries, not a raw SDK exception."""
+    name = f"z0_wire_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    try:
+        wire.script("embeddings", Fault("http_500"))
+        ctx = Context(project="acme", database_url=scratch_url(database_url, name), embedding_model="compatible/e5",
+                      openai_base_url=wire.base_url, agent_model="offline", judge_model="offline",
+                      extractor_model="offline", model_retries=1, model_timeout_s=2.0)
+        with pytest.raises(ModelCallError, match=r"embeddings \(compatible/e5\) failed: HTTP 500 .* after 2 attempt"):
+            async with Z0Memory(ctx):
+                pass
+        assert len(wire.of("embeddings")) == 2
+    finally:
+        with psycopg.connect(database_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
