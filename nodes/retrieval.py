@@ -52,6 +52,7 @@ ROUND_DEPTH = 30
 MEMORIES_KEPT = 30  # the ranked evidence a round hands on (at least 3 x top_k); twice as many are re-scored
 PERIOD_STRATEGY = "hybrid"
 PERIOD_PAD_DAYS = 7.0
+KEYWORD_RECIPE = "keyword"  # what a round runs instead of a recipe whose embedding call failed
 
 
 def _question(state: RetrievalState) -> str:
@@ -98,10 +99,12 @@ async def run_round(pm: ProjectMemory, state: dict[str, Any], top_k: int) -> dic
                         prefix=state.get("prefix"))
     window, now = TimeWindow.from_dict(state.get("time_window")), datetime.now(UTC)
     names = [name for name in state["strategies"] if name in RECIPES]
-    per_strategy = [await run_recipe(pm, name, req) for name in names]
+    errors: list[str] = []
+    per_strategy = [await _recipe_or_keywords(pm, name, req, errors) for name in names]
     if window is not None:  # the period on its own: what was said then, even in other words than the query's
         period = window.padded(PERIOD_PAD_DAYS)
-        per_strategy.append(await run_recipe(pm, PERIOD_STRATEGY, replace(req, since=period.start, until=period.end)))
+        per_strategy.append(await _recipe_or_keywords(pm, PERIOD_STRATEGY,
+                                                      replace(req, since=period.start, until=period.end), errors))
         names.append(f"{PERIOD_STRATEGY}@period")
     round_hits = per_strategy[0] if len(per_strategy) == 1 else rrf_fuse(per_strategy, req.k, "+".join(names))
     round_hits = await pm.semantic.search_engine.neighbors(round_hits, include_history=req.include_history)
@@ -116,10 +119,21 @@ async def run_round(pm: ProjectMemory, state: dict[str, Any], top_k: int) -> dic
         round=number, query=req.query, strategies=names, started_at=started,
         hits=[{"id": h.id, "score": round(h.score, 4), "strategy": h.strategy} for h in round_hits[:top_k]],
         duration_ms=(time.perf_counter() - t0) * 1000,
+        error="; ".join(errors) or None,
     )
     return {"round": number, "round_hits": rounds, "memories": memories,
             "queries_tried": [*state.get("queries_tried", []), req.query],
             "trace": [*state.get("trace", []), trace]}
+
+
+async def _recipe_or_keywords(pm: ProjectMemory, name: str, req: SearchRequest, errors: list[str]) -> list[Hit]:
+    """A recipe's hits; when its embedding call fails after its retries, the keyword recipe's (noted in ``errors``):
+    a failing embeddings endpoint degrades the round to BM25 instead of failing the turn."""
+    try:
+        return await run_recipe(pm, name, req)
+    except ModelCallError as exc:
+        errors.append(f"{exc}; '{name}' ran as a keyword search")
+        return await run_recipe(pm, KEYWORD_RECIPE, req)
 
 
 async def retrieve(state: RetrievalState, runtime: Runtime[Context]) -> dict[str, Any]:
@@ -175,7 +189,7 @@ async def evaluate(state: RetrievalState, runtime: Runtime[Context]) -> dict[str
     trace = list(state.get("trace", []))
     trace[-1] = trace[-1].model_copy(update={
         "verdict": verdict.sufficient, "reason": verdict.reason, "missing": verdict.missing, "next_action": action,
-        "error": error, "duration_ms": trace[-1].duration_ms + (time.perf_counter() - t0) * 1000,
+        "error": "; ".join(e for e in (trace[-1].error, error) if e) or None, "duration_ms": trace[-1].duration_ms + (time.perf_counter() - t0) * 1000,
     })
     return {"verdict": verdict, "trace": trace, "stop_reason": stop}
 

