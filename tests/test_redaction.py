@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from z0_memory.redaction import REDACTED, contains_secret, find_secrets, redact_secrets, scrub
+from z0_memory.redaction import REDACTED, contains_secret, find_secrets, redact_secrets, redact_value, scrub
 
 PGP_BODY = "lQOYBGR0nmQBCADJ8m2p4QzW9sXk3LrT7uVb1yHcE5aNfG6jKq0oPd2iS8eR4tY7wU9xZ3vB1nM5lK"
 AZURE_KEY = "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6QUJDRA1234567890abcdEFGH+/w=="
