@@ -164,13 +164,14 @@ class RecordingEmbeddings(HashEmbeddings):
 
 
 def copying_extractor(call) -> ExtractionResult:
-    """An LLM extractor that copies whatever secret it can see into every field (key included)."""
-    seen = [s for s in {**SECRETS, **MISSED}.values() if s in call.text]
-    leak = seen[0] if seen else "nothing"
+    """An LLM extractor that puts secrets in every field (key included). It is shown none (the prompt is redacted),
+    so these stand for values a model was handed elsewhere or guessed. On the turn that said the JSON password it
+    writes that password back bare: no pattern finds it once "password" is gone, only the turn's literal secrets."""
+    leak = MISSED["json_password"] if '"password": "[REDACTED]"' in call.text else SECRETS["openai"]
     return ExtractionResult(candidates=[
         Candidate(kind="decision", key=f"acme:tooling:{SECRETS['github']}", value="GitHub Actions", confidence=0.95,
-                  content=f"CI runs on GitHub Actions with {leak}", rationale=f"token {leak}"),
-        Candidate(kind="fact", content=f"The staging key is {leak}", confidence=0.9, rationale="said in chat"),
+                  content=f"CI runs on GitHub Actions with {leak}", rationale=f"token {SECRETS['github']}"),
+        Candidate(kind="fact", content=f"The staging login is {leak}", confidence=0.9, rationale=f"said {leak}"),
     ])
 
 
@@ -207,7 +208,7 @@ async def test_a_token_in_a_candidate_key_is_scrubbed(fast_memory, fast_database
     dumped = await dump_all_tables(fast_memory)
     assert token not in dumped and MISSED["npm"] not in dumped
     assert all(token not in str(f.key) for f in facts)
-    assert "GitHub Actions" in dumped  # kept, without the token as its key
+    assert "GitHub Actions" in await dump_everything(fast_memory)  # kept (long-term memory), without the token as key
     assert [o["action"] for o in out["extraction"]][1] == "dropped"  # a fact whose value is a secret is not stored
 
 
@@ -233,12 +234,14 @@ async def test_a_chat_turn_with_secrets_reaches_no_model_no_embedding_and_no_tab
         for turn in turns:
             await graph.ainvoke({"messages": [HumanMessage(turn)]}, cfg, context=ctx)
         state = await graph.aget_state(cfg)
-    assert {c.model for c in log} >= {agent.name} and judge.calls and extractor.calls and agent.calls
+    assert judge.calls and extractor.calls and agent.calls
+    assert any('"password": "[REDACTED]"' in c.text for c in extractor.calls)  # the bare-password case ran
     assert missed_leaks("\n".join(c.text for c in log)) == [], "a model was shown a secret"
     assert embeddings.texts and missed_leaks("\n".join(embeddings.texts)) == [], "a secret was embedded"
     dumped = await dump_all_tables(fast_memory)
     assert missed_leaks(dumped) == [], "a secret is stored"
-    assert "Hugging Face" in dumped and "GitHub Actions" in dumped
+    kept = await dump_everything(fast_memory)  # long-term memory only (the checkpoint tables hold the turns)
+    assert "CI runs on GitHub Actions with [REDACTED]" in kept, kept  # the copying extractor's memory, scrubbed
     assert "请用这个[REDACTED]调用接口" in json.dumps(
         [m.content for m in state.values["messages"]], ensure_ascii=False)  # the thread continues, redacted
     record("secrets.chat_turn", operations=len(turns), bad_inputs=len(SECRETS) + len(MISSED), lost=0)
@@ -253,7 +256,8 @@ async def test_the_offline_extractor_drops_the_secret_statement_but_keeps_the_re
         f"我们决定用 Redis 做缓存，密码是{MISSED['json_password'].replace(' ', '')}。")]}, context=ctx)
     dumped = await dump_all_tables(fast_memory)
     assert missed_leaks(dumped) == [] and MISSED["json_password"].replace(" ", "") not in dumped
-    assert "GitHub Actions" in dumped and "Redis" in dumped, out
+    kept = await dump_everything(fast_memory)
+    assert "GitHub Actions" in kept and "Redis" in kept, out  # the rest of each sentence was extracted
 
 
 async def test_checkpoints_are_redacted_by_default(fast_memory, fast_database, tmp_path):

@@ -4,6 +4,9 @@ Every model call of z0-memory goes through :func:`invoke_structured` or :func:`i
 raises (HTTP errors, connection resets) or returns output that does not validate is retried ``model_retries``
 times with exponential backoff, then raises :class:`ModelCallError`; callers decide the degraded path (the offline
 algorithm, or recording the turn for a later retry) and say so in their trace.
+
+No model is shown a secret: both functions send the messages through ``redaction.redact_value`` first (message
+text, tool-call arguments; ids kept), whoever built them (extractor, judge, chat responder, code agent).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from z0_memory.config import Context
 from z0_memory.errors import Z0Error
+from z0_memory.redaction import redact_value
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
@@ -80,6 +84,7 @@ async def invoke_structured(model: BaseChatModel, schema: type[T], messages: lis
     ``runnable``: the model's structured-output runnable when the caller keeps one (``Providers.structured``).
     """
     runnable = runnable or model.with_structured_output(schema, method=ctx.structured_output_method)
+    messages = redact_value(list(messages))  # before any model sees them
 
     async def call() -> T:
         out = await _ainvoke_parsing_inline(runnable, messages)
@@ -96,6 +101,7 @@ async def invoke_messages(model: BaseChatModel, messages: list[BaseMessage], ctx
                           tools: list[Any] | None = None) -> AIMessage:
     """A plain chat call (optionally with tools bound)."""
     runnable = model.bind_tools(tools) if tools else model
+    messages = redact_value(list(messages))  # before any model sees them
 
     async def call() -> AIMessage:
         out = await runnable.ainvoke(messages)

@@ -712,7 +712,9 @@ def _is_chitchat(sentence: str) -> bool:
 def _analyse_sentence(sentence: str, *, proposal: bool = False) -> tuple[list[_Statement], bool]:
     """Statements in one sentence, and whether the sentence is a bare acceptance ("yes, let's do that")."""
     sentence = sentence.strip()
-    if not sentence or REDACTED in sentence or (_is_chitchat(sentence) and not _CONFIRM_PREFIX.match(sentence)):
+    if REDACTED in sentence:  # the clause that said a secret goes; the rest of the sentence is still read
+        sentence = ", ".join(c for c in _clauses(sentence) if REDACTED not in c).strip()
+    if not sentence or (_is_chitchat(sentence) and not _CONFIRM_PREFIX.match(sentence)):
         return [], False
     confirms = False
     prefix = _CONFIRM_PREFIX.match(sentence)
