@@ -236,15 +236,18 @@ async def test_a_chat_turn_with_secrets_reaches_no_model_no_embedding_and_no_tab
         state = await graph.aget_state(cfg)
     assert judge.calls and extractor.calls and agent.calls
     assert any('"password": "[REDACTED]"' in c.text for c in extractor.calls)  # the bare-password case ran
+    dumped = await dump_all_tables(fast_memory)
+    shown = {*missed_leaks("\n".join(c.text for c in log)), *missed_leaks("\n".join(embeddings.texts)),
+             *missed_leaks(dumped)}
+    record("secrets.chat_turn", operations=len(turns), bad_inputs=len(SECRETS) + len(MISSED), lost=0,
+           secrets_found=len(SECRETS) + len(MISSED) - len(shown), secrets_missed=len(shown))
     assert missed_leaks("\n".join(c.text for c in log)) == [], "a model was shown a secret"
     assert embeddings.texts and missed_leaks("\n".join(embeddings.texts)) == [], "a secret was embedded"
-    dumped = await dump_all_tables(fast_memory)
     assert missed_leaks(dumped) == [], "a secret is stored"
     kept = await dump_everything(fast_memory)  # long-term memory only (the checkpoint tables hold the turns)
     assert "CI runs on GitHub Actions with [REDACTED]" in kept, kept  # the copying extractor's memory, scrubbed
     assert "请用这个[REDACTED]调用接口" in json.dumps(
         [m.content for m in state.values["messages"]], ensure_ascii=False)  # the thread continues, redacted
-    record("secrets.chat_turn", operations=len(turns), bad_inputs=len(SECRETS) + len(MISSED), lost=0)
 
 
 async def test_the_offline_extractor_drops_the_secret_statement_but_keeps_the_rest(fast_memory, fast_database,
@@ -286,6 +289,22 @@ async def test_redact_checkpoints_off_keeps_the_users_own_thread_as_said(fast_da
         assert SECRETS["password"] in state.values["messages"][0].content  # the thread, as the user said it
         assert leaks(await dump_everything(memory)) == []  # long-term memory: redacted
         await memory.checkpointer().adelete_thread(cfg["configurable"]["thread_id"])
+
+
+async def test_secret_shapes_found_and_missed():
+    """Every shape of ``test_redaction`` in English and Chinese, and the chat turns above: the bench's figures."""
+    from test_redaction import CONTEXTS, SHAPES
+
+    from z0_memory.redaction import redact_secrets
+
+    cases = [(f"{shape}/{language}", secret, sentence.format(x=written.format(s=secret)))
+             for shape, (secret, written) in SHAPES.items() for language, (sentence, _) in CONTEXTS.items()]
+    cases += [(f"turn/{name}", secret, turn) for (name, secret), turn in zip(MISSED.items(), MISSED_TURNS, strict=True)]
+    cases += [(f"turn/{name}", secret, turn) for (name, secret), turn in zip(SECRETS.items(), TURNS, strict=True)]
+    missed = [name for name, secret, text in cases if secret in redact_secrets(text)]
+    record("secrets.shapes", operations=len(cases), secrets_found=len(cases) - len(missed),
+           secrets_missed=len(missed))
+    assert missed == []
 
 
 @pytest.mark.parametrize("prose", ["the token budget is 3000", "our secret sauce is caching", "keep the api key rotation weekly",
