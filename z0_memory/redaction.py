@@ -68,8 +68,8 @@ def _shape(name: str, pattern: str, flags: int = 0, span: Callable[[re.Match[str
 
 _SHAPES: list[_Rule] = [
     _shape("private_key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?"
-                          r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.S),
-    _shape("putty_key", r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC:\s*[0-9A-Fa-f]+|\Z)", re.S),
+                          r"(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.DOTALL),
+    _shape("putty_key", r"PuTTY-User-Key-File-\d+:.*?(?:Private-MAC:\s*[0-9A-Fa-f]+|\Z)", re.DOTALL),
     _shape("sk_key", rf"{_START}(?:sk|rk)[-_](?=[{_TOK}]*\d)[{_TOK}]{{16,}}"),
     _shape("github", rf"{_START}(?:(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{{20,}}|github_pat_[A-Za-z0-9_]{{20,}})"),
     _shape("gitlab", rf"{_START}(?:glpat|gldt|glft|glsoat|glrt|glcbt|glimt|glptt|glagent|gloas)-[{_TOK}]{{16,}}"),
@@ -107,7 +107,7 @@ _KEYWORD = re.compile(
 )
 _PASSWORD_WORD = re.compile(r"(?i)pass|pwd|密码|口令")
 _CJK = re.compile(r"[\u3400-\u9fff]")
-_STOPWORDS = frozenset("""
+_STOPWORD_TEXT = """
 is was are be been being the a an not no none null nil required needed missing wrong incorrect invalid expired set
 changed stored kept saved empty rotated correct valid secure strong weak too in on at from for to of and or with
 managed hidden redacted unknown same different there here ok fine leaked compromised reset updated protected
@@ -116,7 +116,8 @@ mandatory enabled disabled true false this that it my our your their his her its
 used needs should must will can cannot may might does do did has have had lost forgotten generated provided given
 configured sent new old default same-as here: there: below above following
 什么 多少 啥 哪个 对的 错的 空 空的 一样 正确 错误 正确的 错误的 必填 必须 多久 过期 过期了
-""".split())
+"""
+_STOPWORDS = frozenset(_STOPWORD_TEXT.split())  # values that are words of a sentence, not credentials
 
 
 def _keyword_span(m: re.Match[str]) -> tuple[int, int] | None:
@@ -245,7 +246,7 @@ def _spans(text: str) -> list[tuple[int, int]]:
 _CACHE_MAX_CHARS = 16_384
 
 
-@lru_cache(maxsize=2048)
+@lru_cache(maxsize=1024)
 def _redact_cached(text: str) -> str:
     return _redact(text)
 
