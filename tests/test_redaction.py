@@ -99,6 +99,7 @@ def test_context_rules_in_both_languages(text, secret):
     "使用 PostgreSQL 16 和 pgvector 做向量检索，令牌桶算法限流，密码学课程在周三",
     "the basic plan costs $10 and bearer bonds are old",
     "we use scikit-learn and sk-learn-style pipelines",
+    "in CI: token: ${GITHUB_TOKEN}, password=$DB_PASSWORD, api_key: <your-api-key>, secret: {{ vault.secret }}",
 ])
 def test_prose_is_left_alone(prose):
     assert redact_secrets(prose) == prose
@@ -128,6 +129,8 @@ def test_redact_value_walks_messages_models_and_containers_but_keeps_ids():
     assert out["messages"][0].id == msg_id and out["messages"][0].content == f"use {REDACTED}"
     assert out["messages"][1].tool_calls[0]["args"]["q"] == REDACTED and out["n"] == 3
     assert key in value["messages"][0].content  # the input is not modified
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "iVBORw0KGgoAAAANSUhEUgAAAAEAAAAB" * 4}}
+    assert redact_value([image]) == [image]  # media is not text: its base64 would look like a secret
 
 
 def test_redaction_is_fast_enough_for_every_turn():

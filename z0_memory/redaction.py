@@ -118,6 +118,9 @@ configured sent new old default same-as here: there: below above following
 什么 多少 啥 哪个 对的 错的 空 空的 一样 正确 错误 正确的 错误的 必填 必须 多久 过期 过期了
 """
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())  # values that are words of a sentence, not credentials
+# a reference to a secret kept elsewhere, or a stand-in for one: $VAR, ${VAR}, {{ var }}, <token>, %VAR%, ***, xxxx
+_PLACEHOLDER = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{[^}]*\}\}|<[^<>]+>|%[A-Za-z_][A-Za-z0-9_]*%|"
+                          r"[*xX•.…]+|(?i:your|my|the)[_\-][A-Za-z_\-]+")
 
 
 def _keyword_span(m: re.Match[str]) -> tuple[int, int] | None:
@@ -127,12 +130,15 @@ def _keyword_span(m: re.Match[str]) -> tuple[int, int] | None:
     group = next(g for g in ("dq", "sq", "bare") if m.group(g) is not None)
     start, end = m.span(group)
     value = m.group(group)
+    if _PLACEHOLDER.fullmatch(value.strip().rstrip(".,;:!?")):
+        return None
     if group == "bare":  # a sentence's last stop or a closing bracket is not part of the value
         trimmed = value.rstrip(".!?:)]}>")
         end -= len(value) - len(trimmed)
         value = trimmed
     value = value.strip()
-    if len(value) < 2 or value.startswith("[REDACTED") or value.lower().rstrip(".!?") in _STOPWORDS:
+    if (len(value) < 2 or value.startswith("[REDACTED") or value.lower().rstrip(".!?") in _STOPWORDS
+            or _PLACEHOLDER.fullmatch(value)):  # also once trimmed
         return None
     if group != "bare" or _PASSWORD_WORD.search(kw) or _CJK.search(kw):
         return start, end
@@ -300,20 +306,25 @@ def contains_secret(text: str | None) -> bool:
 # --- structured values: messages, state, checkpoints ---------------------------------------------------------------
 # identifiers are never rewritten: a message id that looks random must stay the id add_messages merges by
 _KEEP_KEYS = frozenset({"id", "tool_call_id", "run_id", "type", "name", "lc", "response_metadata", "usage_metadata"})
+# content blocks that carry media (base64 data would look like one long high-entropy secret)
+_MEDIA_BLOCKS = frozenset({"image", "image_url", "file", "audio", "input_audio", "video"})
 MAX_DEPTH = 64
 
 
 def redact_value(value: Any, _depth: int = 0) -> Any:
     """A copy of ``value`` with every string redacted: strings, lists, tuples, dicts, pydantic models (LangChain
-    messages among them: content, tool-call arguments, additional kwargs). Ids, names and types are kept; objects
-    of other types, and anything nested deeper than ``MAX_DEPTH``, are returned as they are. Unchanged parts are
+    messages among them: content, tool-call arguments, additional kwargs). Ids, names and types are kept, and so
+    are media content blocks and ``data:`` URLs; objects of other types, and anything nested deeper than
+    ``MAX_DEPTH``, are returned as they are. Unchanged parts are
     returned as the same objects (nothing is copied when nothing is redacted)."""
     if isinstance(value, str):
-        return redact_secrets(value)
+        return value if value.startswith("data:") and ";base64," in value[:200] else redact_secrets(value)
     if _depth >= MAX_DEPTH or value is None or isinstance(value, int | float | bool | bytes):
         return value
     depth = _depth + 1
     if isinstance(value, dict):
+        if value.get("type") in _MEDIA_BLOCKS:
+            return value
         out = {k: v if k in _KEEP_KEYS else redact_value(v, depth) for k, v in value.items()}
         return value if all(out[k] is value[k] for k in value) else type(value)(out) if type(value) is dict else out
     if isinstance(value, list | tuple):
