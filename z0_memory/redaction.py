@@ -120,7 +120,7 @@ configured sent new old default same-as here: there: below above following
 _STOPWORDS = frozenset(_STOPWORD_TEXT.split())  # values that are words of a sentence, not credentials
 # a reference to a secret kept elsewhere, or a stand-in for one: $VAR, ${VAR}, {{ var }}, <token>, %VAR%, ***, xxxx
 _PLACEHOLDER = re.compile(r"\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\{\{[^}]*\}\}|<[^<>]+>|%[A-Za-z_][A-Za-z0-9_]*%|"
-                          r"[*xX•.…]+|(?i:your|my|the)[_\-][A-Za-z_\-]+")
+                          r"[*xX•.…]+|(?i:your)[_\-][A-Za-z_\-]+")
 
 
 def _keyword_span(m: re.Match[str]) -> tuple[int, int] | None:
