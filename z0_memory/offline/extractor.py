@@ -38,7 +38,7 @@ What it catches
     it in the same turn, else to the newest pending memory in ``existing``
   - repeats of a stored value -> ``same_as`` that memory; restating a pending value firmly -> ``confirms``
   - secrets (API keys, tokens, passwords, private keys, credentials in URLs) -> "[REDACTED]"; a statement whose
-    value would be a secret is dropped
+    value would be a secret is dropped: the clause that said it goes, the rest of the sentence is still read
 
 What it misses (by design or by limitation)
   - anything outside the vocabulary with no slot phrase to bind it: "Releases go out every second Tuesday",
