@@ -99,10 +99,10 @@ _SUFFIX = r"(?:[_.\-]?(?:access|key|value|string|b64|base64|hex|id|token|secret|
 _OWNER = (r"(?:\s+(?:for|of)\s+(?:the\s+|our\s+|my\s+|this\s+)?[A-Za-z0-9.\-]+"
           r"(?:\s+(?:account|user|server|database|db|api|service|instance|cluster))?)?")
 _CONNECTOR = (r"[\"']?(?:\s+(?i:is|was|are|set\s+to|changed\s+to)\s+|\s*(?:=>|:=|[:=：])\s*|"
-              r"\s*(?:就是|设置为|设为|改为|改成|是|为)\s*)")
+              r"\s*(?:就是|设置为|设为|改为|改成|是(?![否不])|为(?!什么|何|了|空))\s*)")
 _VALUE = r"(?:\"(?P<dq>[^\"\n]{1,200})\"|'(?P<sq>[^'\n]{1,200})'|(?P<bare>[^\s\"'`,;，。；、？！（）]{2,300}))"
 _KEYWORD = re.compile(
-    rf"(?P<kw>(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_.\-])*[A-Za-z0-9]*?(?i:{_KW_EN}){_SUFFIX}(?i:{_OWNER})|{_KW_ZH})"
+    rf"(?P<kw>(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_.\-])*[A-Za-z0-9]*?(?i:{_KW_EN})(?i:{_SUFFIX})(?i:{_OWNER})|{_KW_ZH})"
     rf"(?:{_CONNECTOR}{_VALUE}|(?P<sp>\s+)(?P<loose>(?=[^\s\"',;，。]*\d)[^\s\"',;，。]{{8,300}}))",
 )
 _PASSWORD_WORD = re.compile(r"(?i)pass|pwd|密码|口令")
