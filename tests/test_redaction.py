@@ -12,7 +12,15 @@ import time
 
 import pytest
 
-from z0_memory.redaction import REDACTED, contains_secret, find_secrets, redact_secrets, redact_value, scrub
+from z0_memory.redaction import (
+    REDACTED,
+    contains_secret,
+    find_secrets,
+    key_holds_secret,
+    redact_secrets,
+    redact_value,
+    scrub,
+)
 
 PGP_BODY = "lQOYBGR0nmQBCADJ8m2p4QzW9sXk3LrT7uVb1yHcE5aNfG6jKq0oPd2iS8eR4tY7wU9xZ3vB1nM5lK"
 AZURE_KEY = "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6QUJDRA1234567890abcdEFGH+/w=="
@@ -116,6 +124,13 @@ def test_redaction_is_idempotent_and_scrub_removes_literals():
     assert "hunter2-Very-Secret" in found and "sk-proj-Q8f3kLm2Zx9Tt4Rr7Yy1Uu6Ii0Oo5Pp" in found
     # a model handed back the bare value where no marker word is left to recognise it by
     assert scrub("the value was hunter2-Very-Secret", found) == f"the value was {REDACTED}"
+
+
+def test_a_key_holds_a_secret_by_its_segments():
+    assert key_holds_secret("acme:tooling:ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8")
+    assert key_holds_secret("acme:tooling:hunter2_deploy", ["hunter2"])  # a literal said in the turn
+    for key in ("acme:stack:ci", "acme:password:admin", "acme:convention:api_key_rotation", None):
+        assert not key_holds_secret(key), key
 
 
 def test_redact_value_walks_messages_models_and_containers_but_keeps_ids():

@@ -28,7 +28,8 @@ from z0_memory.graphs.extraction import builder as extraction_builder
 from z0_memory.memory import Z0Memory
 from z0_memory.nodes.extraction import ExtractionResult
 from z0_memory.providers import HashEmbeddings
-from z0_memory.schemas import Candidate
+from z0_memory.schemas import Candidate, Provenance
+from z0_memory.writes import gate_and_write
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -210,6 +211,13 @@ async def test_a_token_in_a_candidate_key_is_scrubbed(fast_memory, fast_database
     assert all(token not in str(f.key) for f in facts)
     assert "GitHub Actions" in await dump_everything(fast_memory)  # kept (long-term memory), without the token as key
     assert [o["action"] for o in out["extraction"]][1] == "dropped"  # a fact whose value is a secret is not stored
+
+    # the write gate itself, whoever calls it: a key holding a token is never stored as a key
+    pm = fast_memory.scope("acme")
+    outcome = await gate_and_write(pm, Candidate(kind="decision", key=f"acme:tooling:{MISSED['cjk_github']}",
+                                                 value="Buildkite", content="CI moved to Buildkite", confidence=0.9),
+                                   Provenance(), threshold=0.7)
+    assert outcome.action == "memory_added" and MISSED["cjk_github"] not in await dump_all_tables(fast_memory)
 
 
 async def test_a_chat_turn_with_secrets_reaches_no_model_no_embedding_and_no_table(fast_memory, fast_database,

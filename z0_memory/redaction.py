@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["REDACTED", "contains_secret", "find_secrets", "redact_secrets", "redact_value", "scrub"]
+__all__ = ["REDACTED", "contains_secret", "find_secrets", "key_holds_secret", "redact_secrets", "redact_value", "scrub"]
 
 REDACTED = "[REDACTED]"
 
@@ -301,6 +301,15 @@ def scrub(text: str, secrets: Iterable[str]) -> str:
 def contains_secret(text: str | None) -> bool:
     """True when ``text`` holds something :func:`redact_secrets` would replace."""
     return bool(text) and redact_secrets(text) != text
+
+
+def key_holds_secret(key: str | None, secrets: Iterable[str] = ()) -> bool:
+    """True when a memory key (``project:category:entity``) holds a secret: one of the literal ``secrets``, or a
+    segment that is one on its own (``acme:tooling:ghp_...``). Segments are read alone, so a key about passwords
+    (``acme:password:admin``) is not mistaken for "password: admin"."""
+    if not key:
+        return False
+    return any(s and s in key for s in secrets) or any(contains_secret(part) for part in key.split(":"))
 
 
 # --- structured values: messages, state, checkpoints ---------------------------------------------------------------
