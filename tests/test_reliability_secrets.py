@@ -286,6 +286,17 @@ async def test_checkpoints_are_redacted_by_default(fast_memory, fast_database, t
     assert missed_leaks(await dump_all_tables(fast_memory)) == []
 
 
+async def test_the_operator_checkpointer_redacts_too(fast_memory, fast_database, tmp_path):
+    """``langgraph dev`` gets the unscoped checkpointer (``operator_checkpointer``): the same redaction."""
+    ctx = fast_context(fast_database, mode="chat", rules_root=str(tmp_path))
+    graph = chat_builder.compile(store=fast_memory.store(), checkpointer=fast_memory.operator_checkpointer())
+    cfg = {"configurable": {"thread_id": f"secrets-op-{os.urandom(6).hex()}"}}
+    await graph.ainvoke({"messages": [HumanMessage(MISSED_TURNS[6])]}, cfg, context=ctx)
+    state = await graph.aget_state(cfg)
+    assert "postgresql://app:[REDACTED]@db.internal:5432/app" in state.values["messages"][0].content
+    assert missed_leaks(await dump_all_tables(fast_memory)) == []
+
+
 async def test_redact_checkpoints_off_keeps_the_users_own_thread_as_said(fast_database, tmp_path):
     """The documented opt-out: the session layer is the user's own thread, kept verbatim; long-term memory is not."""
     ctx = fast_context(fast_database, mode="chat", rules_root=str(tmp_path), redact_checkpoints=False)
