@@ -1,4 +1,5 @@
-"""Run the reliability suite and print its figures: operations run, faults injected, bad inputs tried, items lost.
+"""Run the reliability suite and print its figures: operations run, faults injected, bad inputs tried, items lost,
+rows of one project returned to another, secret shapes redacted (found) and left in clear (missed).
 
     python bench/reliability.py            # runs tests/test_reliability_*.py on the embedded test database
 
@@ -42,13 +43,14 @@ def main() -> int:
             for kind, n in rec.items():
                 by_area[area][kind] += n
     os.unlink(path)
-    print(f"\n{'area':<14}" + "".join(f"{k:>14}" for k in KINDS))
+    width = {k: max(14, len(k) + 2) for k in KINDS}
+    print(f"\n{'area':<14}" + "".join(f"{k:>{width[k]}}" for k in KINDS))
     for area in sorted(by_area):
-        print(f"{area:<14}" + "".join(f"{by_area[area][k]:>14}" for k in KINDS))
+        print(f"{area:<14}" + "".join(f"{by_area[area][k]:>{width[k]}}" for k in KINDS))
     totals = {k: sum(a[k] for a in by_area.values()) for k in KINDS}
-    print(f"{'total':<14}" + "".join(f"{totals[k]:>14}" for k in KINDS))
+    print(f"{'total':<14}" + "".join(f"{totals[k]:>{width[k]}}" for k in KINDS))
     print(f"({len(files)} test modules, {elapsed:.0f} s)")
-    return 0 if totals["lost"] == 0 and totals["cross_project"] == 0 else 1
+    return 0 if totals["lost"] == 0 and totals["cross_project"] == 0 and totals["secrets_missed"] == 0 else 1
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ from z0_memory.llm import ModelCallError, invoke_structured
 from z0_memory.nodes.common import scope_of
 from z0_memory.offline.extractor import OFFLINE_EXTRACTOR_NAME, ExistingMemory, TurnMessage, extract_candidates
 from z0_memory.prompts import EXTRACTOR_SYSTEM, EXTRACTOR_USER
-from z0_memory.redaction import REDACTED, find_secrets, redact_secrets, scrub
+from z0_memory.redaction import REDACTED, find_secrets, key_holds_secret, redact_secrets, scrub
 from z0_memory.rendering import strip_memory_blocks
 from z0_memory.schemas import Candidate, MemoryKey, Provenance
 from z0_memory.tokens import message_text
@@ -145,8 +145,9 @@ async def _llm_candidates(model: Any, turn: Sequence[TurnMessage], related: Sequ
 
 
 def _clean(candidate: Candidate, project: str, message_ids: list[str], secrets: Sequence[str] = ()) -> Candidate | None:
-    """Redact secrets (also the literal ``secrets`` said in the turn), check the key belongs to the project (else
-    keep it as a keyless memory). None for a candidate with nothing left to store, or whose value is a secret.
+    """Redact secrets (also the literal ``secrets`` said in the turn) from content, value and rationale; a key that
+    holds a secret, or belongs to another project, is dropped (the candidate stays as a keyless memory). None for a
+    candidate with nothing left to store, or whose value is a secret.
     """
     secrets = tuple(secrets)
     update: dict[str, Any] = {
@@ -157,7 +158,9 @@ def _clean(candidate: Candidate, project: str, message_ids: list[str], secrets: 
     }
     if not update["content"] or update["content"] == REDACTED or REDACTED in (update["value"] or ""):
         return None
-    if candidate.key:
+    if key_holds_secret(candidate.key, secrets):  # a token as the entity: never a key
+        update["key"] = None
+    elif candidate.key:
         try:
             if MemoryKey.parse(candidate.key).project != project:
                 raise InvalidKeyError("foreign project")

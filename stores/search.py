@@ -17,6 +17,7 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
+from z0_memory.redaction import redact_secrets
 from z0_memory.schemas import CONVERSATION_GROUP_KEY, CONVERSATION_ORDER_KEY, Hit, conversation_position
 from z0_memory.stores.bm25 import (
     BM25_IDS_SQL,
@@ -121,7 +122,7 @@ class SearchEngine:
                           query_vector: Sequence[float] | None, since: datetime | None, until: datetime | None,
                           category: str | None) -> list[dict]:
         if query_vector is None:
-            query_vector = await self.embeddings.aembed_query(query)
+            query_vector = await self.embeddings.aembed_query(redact_secrets(query))  # no secret to the model
         params = self._params(include_history, category, v=VectorParam(query_vector), k=k, since=since, until=until)
         return await self.db.fetch(self.scope, sql, params)
 

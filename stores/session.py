@@ -7,6 +7,12 @@ scope's checkpoints whatever id is asked for. Callers see their own thread ids o
 (:func:`async_checkpointer`) is the operator's: ``langgraph dev`` gets it through ``langgraph.json``, where the
 server owns thread ids and has no caller identity. The sync factory opens a small pool of its own (for sync graphs
 and scripts) and closes it on exit.
+
+Secrets: with ``Context.redact_checkpoints`` (the default) every checkpointer here serializes through
+:class:`RedactingSerializer`, so the channel blobs and pending writes hold message text, tool-call arguments and
+state strings with secrets replaced by ``[REDACTED]``; the primitive channel values LangGraph inlines into the
+checkpoint's JSON (the chat graph's ``question``, ``rules``) and the checkpoint metadata are redacted in ``aput``.
+Reading is unchanged: a thread restored from its checkpoints continues with ``[REDACTED]`` where a key was said.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool
 
 from z0_memory.errors import DatabaseError
+from z0_memory.redaction import redact_value
 from z0_memory.stores.database import POOL_KWARGS, Database
 from z0_memory.stores.scope import Scope
 from z0_memory.validation import check_checkpoint, check_thread_id, check_writes
@@ -33,9 +40,45 @@ STATE_TYPES = [("z0_memory.schemas", name) for name in ("Hit", "Verdict", "Round
 SERDE = JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
 
 
+class RedactingSerializer(JsonPlusSerializer):
+    """LangGraph's serializer, writing every value with its secrets redacted (``redaction.redact_value``).
+
+    A subclass rather than a wrapper object, so LangGraph's per-graph msgpack allowlist (``with_msgpack_allowlist``,
+    a shallow copy) keeps both the redaction and the strict deserialization. Loading is the parent's.
+    """
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        return super().dumps_typed(redact_value(obj))
+
+
+REDACTING_SERDE = RedactingSerializer(allowed_msgpack_modules=STATE_TYPES)
+
+
+def serde_for(redact: bool) -> JsonPlusSerializer:
+    return REDACTING_SERDE if redact else SERDE
+
+
+def _redact_checkpoint(checkpoint: Any, metadata: Any) -> tuple[Any, Any]:
+    """The inline (primitive) channel values and the metadata of a checkpoint, redacted; blobs go through the serde."""
+    values = checkpoint.get("channel_values") or {}
+    redacted = {k: redact_value(v) if isinstance(v, str) else v for k, v in values.items()}
+    if any(redacted[k] is not values[k] for k in values):
+        checkpoint = {**checkpoint, "channel_values": redacted}
+    return checkpoint, redact_value(metadata)
+
+
+def _redacting(db: Database) -> bool:
+    return bool(getattr(db.context, "redact_checkpoints", True))
+
+
 class OperatorCheckpointer(AsyncPostgresSaver):
-    """The unscoped saver, refusing what it cannot store as :class:`ScopedCheckpointer` does: a bad thread id (a
-    psycopg DataError for NUL before) and a checkpoint or write holding text PostgreSQL cannot store."""
+    """The unscoped async checkpointer: it refuses what it cannot store as :class:`ScopedCheckpointer` does (a bad
+    thread id, a psycopg DataError for NUL before; a checkpoint or write holding text PostgreSQL cannot store), and
+    redacts like it when asked to."""
+
+    def __init__(self, pool: Any, *, redact: bool) -> None:
+        super().__init__(pool, serde=serde_for(redact))
+        self.redact = redact
 
     async def aget_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         check_thread_id(config["configurable"]["thread_id"])
@@ -44,6 +87,8 @@ class OperatorCheckpointer(AsyncPostgresSaver):
     async def aput(self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any) -> RunnableConfig:
         check_thread_id(config["configurable"]["thread_id"])
         check_checkpoint(checkpoint, metadata, new_versions)
+        if self.redact:
+            checkpoint, metadata = _redact_checkpoint(checkpoint, metadata)
         return await super().aput(config, checkpoint, metadata, new_versions)
 
     async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
@@ -56,7 +101,7 @@ def async_checkpointer(db: Database) -> AsyncPostgresSaver:
     """The unscoped async checkpointer on the database's pool: every thread of every project (the operator's)."""
     if db.pool is None:
         raise DatabaseError("open the database before asking for a checkpointer")
-    return OperatorCheckpointer(db.pool, serde=SERDE)
+    return OperatorCheckpointer(db.pool, redact=_redacting(db))
 
 
 def thread_prefix(scope: Scope) -> str:
@@ -70,7 +115,8 @@ class ScopedCheckpointer(AsyncPostgresSaver):
     def __init__(self, db: Database, scope: Scope) -> None:
         if db.pool is None:
             raise DatabaseError("open the database before asking for a checkpointer")
-        super().__init__(db.pool, serde=SERDE)
+        self.redact = _redacting(db)
+        super().__init__(db.pool, serde=serde_for(self.redact))
         self.db = db
         self.scope = scope
         self.prefix = thread_prefix(scope)
@@ -122,6 +168,8 @@ class ScopedCheckpointer(AsyncPostgresSaver):
 
     async def aput(self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any) -> RunnableConfig:
         check_checkpoint(checkpoint, metadata, new_versions)  # InvalidInputError before anything is written
+        if self.redact:
+            checkpoint, metadata = _redact_checkpoint(checkpoint, metadata)
         return self._outer(await super().aput(self._inner(config), checkpoint, metadata, new_versions))
 
     async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]], task_id: str,
@@ -141,10 +189,18 @@ class ScopedCheckpointer(AsyncPostgresSaver):
         return await super().aget_delta_channel_history(config=self._inner(config), channels=channels)
 
 
+class _SyncRedactingSaver(PostgresSaver):
+    def put(self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any) -> RunnableConfig:
+        checkpoint, metadata = _redact_checkpoint(checkpoint, metadata)
+        return super().put(config, checkpoint, metadata, new_versions)
+
+
 @contextmanager
-def sync_checkpointer(url: str, *, max_size: int = 4) -> Iterator[PostgresSaver]:
-    """A sync checkpointer with its own pool on ``url``; the pool closes when the block ends."""
+def sync_checkpointer(url: str, *, max_size: int = 4, redact: bool = True) -> Iterator[PostgresSaver]:
+    """A sync checkpointer with its own pool on ``url``; the pool closes when the block ends.
+
+    ``redact``: redacted like the async checkpointers (default true)."""
     with ConnectionPool(url, min_size=1, max_size=max_size, kwargs=dict(POOL_KWARGS)) as pool:
-        saver = PostgresSaver(pool, serde=SERDE)
+        saver = (_SyncRedactingSaver if redact else PostgresSaver)(pool, serde=serde_for(redact))
         saver.setup()
         yield saver

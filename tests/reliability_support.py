@@ -3,7 +3,8 @@
 ``fast_memory`` is a :class:`Z0Memory` on a database of its own (created on the test server, dropped afterwards)
 with the deterministic ``hash`` embeddings: the reliability tests run thousands of writes where what a text means
 does not matter, and the multilingual model would spend minutes embedding them. Its tables are emptied before each
-test. ``record(...)`` counts operations run, faults injected, bad inputs tried and items lost: when
+test. ``record(...)`` counts operations run, faults injected, bad inputs tried, items lost, rows of one project
+returned to another, and secrets redacted (found) or left in clear (missed) by ``redaction``: when
 ``Z0_RELIABILITY_FIGURES`` names a file, each call appends one JSON line to it (``bench/reliability.py`` sums them).
 """
 
@@ -22,7 +23,7 @@ from z0_memory.config import Context
 from z0_memory.memory import Z0Memory
 
 FIGURES_ENV = "Z0_RELIABILITY_FIGURES"
-KINDS = ("operations", "faults", "bad_inputs", "lost", "cross_project")
+KINDS = ("operations", "faults", "bad_inputs", "lost", "cross_project", "secrets_found", "secrets_missed")
 TABLES = "z0_facts, z0_pending, z0_memories, z0_extraction_queue"
 
 

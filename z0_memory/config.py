@@ -137,6 +137,11 @@ class Context:
         default=None, metadata={"description": "Rules files/folders, in load order, relative to rules_root."}
     )
     rules_max_bytes: int | None = field(default=None, metadata={"description": "Total size limit of the rules."})
+    redact_checkpoints: bool | None = field(
+        default=None,
+        metadata={"description": "Redact secrets from the session checkpoints too (default true); false keeps each "
+                                 "thread as said. Read when a checkpointer is created (Z0_REDACT_CHECKPOINTS)."},
+    )
 
     def __post_init__(self) -> None:
         fixed: dict[str, Any] = {
@@ -156,6 +161,7 @@ class Context:
             "rules_files": DEFAULT_RULES_FILES,
             "rules_max_bytes": 64 * 1024,
             "allow_permission_changes": False,
+            "redact_checkpoints": True,
         }
         for f in fields(self):  # explicit argument, then environment
             if getattr(self, f.name) is None:

@@ -16,6 +16,9 @@ degrades) instead of holding the turn.
 Structured output from OpenAI chat models (``openai/`` and ``compatible/``) is requested in strict mode with a schema
 that meets OpenAI's strict structured-output rules (:func:`strict_json_schema`), for ``json_schema`` and
 ``function_calling`` alike; the answer is validated into the project's pydantic schema here.
+
+No model is shown a secret: both functions send the messages through ``redaction.redact_value`` first (message
+text, tool-call arguments; ids kept), whoever built them (extractor, judge, chat responder, code agent).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from pydantic import BaseModel
 
 from z0_memory.config import Context
 from z0_memory.errors import Z0Error
+from z0_memory.redaction import redact_value
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
@@ -237,6 +241,7 @@ async def invoke_structured(model: BaseChatModel, schema: type[T], messages: lis
     ``runnable``: the model's structured-output runnable when the caller keeps one (``Providers.structured``).
     """
     runnable = runnable or structured_runnable(model, schema, ctx.structured_output_method)
+    messages = redact_value(list(messages))  # before any model sees them
 
     async def call() -> T:
         out = await _ainvoke_parsing_inline(runnable, messages)
@@ -255,6 +260,7 @@ async def invoke_messages(model: BaseChatModel, messages: list[BaseMessage], ctx
                           tools: list[Any] | None = None) -> AIMessage:
     """A plain chat call (optionally with tools bound)."""
     runnable = model.bind_tools(tools) if tools else model
+    messages = redact_value(list(messages))  # before any model sees them
 
     async def call() -> AIMessage:
         out = await runnable.ainvoke(messages)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from z0_memory.redaction import REDACTED, redact_secrets
+from z0_memory.redaction import REDACTED, key_holds_secret, redact_secrets
 from z0_memory.schemas import Candidate, MemoryKey, PendingItem, Provenance, normalize_segment
 from z0_memory.stores.semantic import NewMemory
 from z0_memory.text import term_overlap
@@ -66,8 +66,9 @@ def _provenance(candidate: Candidate, base: Provenance) -> Provenance:
 
 
 def redact_candidate(candidate: Candidate) -> Candidate:
-    """The candidate with secrets replaced in content, value and rationale."""
+    """The candidate with secrets replaced in content, value and rationale, and no key when its key holds one."""
     return candidate.model_copy(update={
+        "key": None if key_holds_secret(candidate.key) else candidate.key,
         "content": redact_secrets(candidate.content),
         "value": redact_secrets(candidate.value) if candidate.value else candidate.value,
         "rationale": redact_secrets(candidate.rationale) if candidate.rationale else candidate.rationale,

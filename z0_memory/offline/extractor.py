@@ -38,7 +38,7 @@ What it catches
     it in the same turn, else to the newest pending memory in ``existing``
   - repeats of a stored value -> ``same_as`` that memory; restating a pending value firmly -> ``confirms``
   - secrets (API keys, tokens, passwords, private keys, credentials in URLs) -> "[REDACTED]"; a statement whose
-    value would be a secret is dropped
+    value would be a secret is dropped: the clause that said it goes, the rest of the sentence is still read
 
 What it misses (by design or by limitation)
   - anything outside the vocabulary with no slot phrase to bind it: "Releases go out every second Tuesday",
@@ -712,7 +712,9 @@ def _is_chitchat(sentence: str) -> bool:
 def _analyse_sentence(sentence: str, *, proposal: bool = False) -> tuple[list[_Statement], bool]:
     """Statements in one sentence, and whether the sentence is a bare acceptance ("yes, let's do that")."""
     sentence = sentence.strip()
-    if not sentence or REDACTED in sentence or (_is_chitchat(sentence) and not _CONFIRM_PREFIX.match(sentence)):
+    if REDACTED in sentence:  # the clause that said a secret goes; the rest of the sentence is still read
+        sentence = ", ".join(c for c in _clauses(sentence) if REDACTED not in c).strip()
+    if not sentence or (_is_chitchat(sentence) and not _CONFIRM_PREFIX.match(sentence)):
         return [], False
     confirms = False
     prefix = _CONFIRM_PREFIX.match(sentence)
