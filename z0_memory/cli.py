@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -32,6 +33,9 @@ console = Console()
 err = Console(stderr=True)
 
 
+CLI_DEFAULT_PROJECT = "default"
+
+
 class Settings:
     """Global options, turned into a Context per command."""
 
@@ -39,7 +43,10 @@ class Settings:
         self.options = {k: v for k, v in options.items() if v is not None}
 
     def context(self, **overrides: Any) -> Context:
-        return Context(**{**self.options, **overrides})
+        options = {**self.options, **overrides}
+        if options.get("project") is None and not os.environ.get("Z0_PROJECT"):
+            options["project"] = CLI_DEFAULT_PROJECT  # the CLI's explicit default (graphs and the API have none)
+        return Context(**options)
 
 
 def _settings(ctx: typer.Context) -> Settings:

@@ -36,7 +36,7 @@ from z0_memory.stores.semantic import SemanticStore, indexed_text
 from z0_memory.stores.vectors import VectorParam
 from z0_memory.stores.session import ScopedCheckpointer, async_checkpointer
 from z0_memory.config import Context
-from z0_memory.errors import DatabaseError
+from z0_memory.errors import ConfigurationError, DatabaseError
 from z0_memory.providers import Providers
 
 
@@ -116,6 +116,9 @@ class Z0Memory:
 
     def _scope(self, project: str | None, user_id: str | None) -> Scope:
         # None means the context's project; "" is an invalid name, never silently the default project
+        if project is None and self.context.project is None:
+            raise ConfigurationError(
+                "no project: name one with Z0Memory(Context(project=\"...\")) or memory.scope(\"<project>\")")
         return Scope(self.context.project if project is None else project,
                      self.context.user_id if user_id is None else user_id)
 
