@@ -12,8 +12,8 @@ Everything a user needs is importable from here::
 * ``Z0Memory`` (``from_url`` / ``from_env``), ``ProjectMemory`` (``memory.scope(project)``: ``add``, ``search``,
   ``get``, ``forget``, and the stores), ``Context`` (every option, per run);
 * ``Z0MemoryMiddleware`` for ``langchain.agents.create_agent`` (needs ``langchain>=1``: the ``agents`` extra);
-* ``build_retrieval_graph`` (the retrieval loop as a subgraph; ``RetrievalChannels`` is the state mixin its parent
-  inherits), ``extract`` (the post-turn extraction node), ``build_extraction_graph``;
+* ``retrieval_subgraph(State)`` (the retrieval loop as a checked subgraph node; ``RetrievalChannels`` is the state
+  mixin its parent inherits), ``build_retrieval_graph``, ``extract`` (the post-turn extraction node), ``build_extraction_graph``;
 * the tools ``recall_memory`` and ``search_session``.
 
 Names load on first use, so ``import z0_memory`` stays cheap and ``langchain`` stays optional.
@@ -32,6 +32,7 @@ _EXPORTS = {
     "Context": "z0_memory.config",
     "Z0MemoryMiddleware": "z0_memory.middleware",
     "build_retrieval_graph": "z0_memory.graphs.retrieval",
+    "retrieval_subgraph": "z0_memory.graphs.retrieval",
     "build_extraction_graph": "z0_memory.graphs.extraction",
     "extract": "z0_memory.nodes.extraction",
     "RetrievalChannels": "z0_memory.state",
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from z0_memory.config import Context
     from z0_memory.errors import ConfigurationError, Z0Error
     from z0_memory.graphs.extraction import build_extraction_graph
-    from z0_memory.graphs.retrieval import build_retrieval_graph
+    from z0_memory.graphs.retrieval import build_retrieval_graph, retrieval_subgraph
     from z0_memory.memory import Added, ProjectMemory, SearchResult, Z0Memory
     from z0_memory.middleware import Z0MemoryMiddleware
     from z0_memory.nodes.extraction import extract
