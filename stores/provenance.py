@@ -33,3 +33,17 @@ async def cited_message_ids(db: Database, scope: Scope, ids: Sequence[str]) -> s
     async with db.connection(scope) as conn:
         rows = await (await conn.execute(CITED_IDS_SQL, {**scope.params, "ids": list(ids)})).fetchall()
     return {r["id"] for r in rows}
+
+
+MEMORY_ID_PREFIX_SQL = f"""
+SELECT id::text AS id FROM {SEMANTIC_TABLE}
+WHERE project = %(project)s AND user_id = %(user_id)s AND id::text LIKE %(prefix)s || '%%'
+LIMIT 2
+"""
+
+
+async def memory_ids_with_prefix(db: Database, scope: Scope, prefix: str) -> list[str]:
+    """At most two ids of ``scope``'s semantic memories starting with ``prefix`` (two: the prefix is ambiguous)."""
+    async with db.connection(scope) as conn:
+        rows = await (await conn.execute(MEMORY_ID_PREFIX_SQL, {**scope.params, "prefix": prefix})).fetchall()
+    return [r["id"] for r in rows]

@@ -29,7 +29,7 @@ from z0_memory.stores.database import Database
 from z0_memory.stores.extraction_queue import ExtractionQueue
 from z0_memory.stores.facts import FactStore
 from z0_memory.stores.pending import PendingStore
-from z0_memory.stores.provenance import cited_message_ids
+from z0_memory.stores.provenance import cited_message_ids, memory_ids_with_prefix
 from z0_memory.stores.rules import Rules, load_rules
 from z0_memory.stores.schema import (
     SEMANTIC_METADATA_COLUMNS,
@@ -164,11 +164,10 @@ class ProjectMemory:
             return None
         if await self.semantic.get(given) is not None:
             return given
-        matches = {r.id for r in await self.semantic.list(include_superseded=True, limit=1_000_000)
-                   if r.id.startswith(given)}
+        matches = await memory_ids_with_prefix(self.facts.db, self.scope, given)
         if len(matches) > 1:
-            raise InvalidKeyError(f"memory id prefix {given!r} matches {len(matches)} memories; give more characters")
-        return matches.pop() if matches else None
+            raise InvalidKeyError(f"memory id prefix {given!r} matches several memories; give more characters")
+        return matches[0] if matches else None
 
     async def get(self, key: str) -> Any:
         """The current fact for ``key`` (``category:entity`` or the full key), or the semantic memory with that id (or
