@@ -25,7 +25,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from langgraph.store.base import BaseStore, GetOp, Item, ListNamespacesOp, PutOp, Result, SearchItem, SearchOp
+from langgraph.store.base import (
+    NOT_PROVIDED,
+    BaseStore,
+    GetOp,
+    Item,
+    ListNamespacesOp,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+)
 
 from z0_memory.errors import ConfigurationError, InvalidKeyError, Z0Error
 from z0_memory.schemas import FactVersion, MemoryKey, Provenance, validate_segment
@@ -81,6 +91,16 @@ class Z0Store(BaseStore):
     def _stores(self, project: str) -> Any:
         user_id = self.scope.user_id if self.scope is not None else None
         return self.memory.scope(project, user_id)
+
+    async def aput(self, namespace: tuple[str, ...], key: str, value: dict[str, Any] | None,
+                   index: Any = None, *, ttl: Any = NOT_PROVIDED) -> None:
+        """``BaseStore.aput``; a ``ttl`` is refused with a ConfigurationError (a ValueError: HTTP 400 through the API
+        server, not a 500 that drops the client's connection): memory here is superseded or forgotten, never expired."""
+        if ttl not in (NOT_PROVIDED, None):
+            raise ConfigurationError(
+                f"Z0Store does not expire items (ttl={ttl!r}): put without ttl; a fact stays until superseded "
+                "(history kept) or forgotten (put None)")
+        await super().aput(namespace, key, value, index)
 
     def batch(self, ops: Iterable[Any]) -> list[Result]:
         raise Z0Error("Z0Store is async-only: run the graph with ainvoke/astream (or call the a* store methods)")

@@ -159,3 +159,9 @@ async def test_readme_command_with_the_default_rules_root_serves_chat_and_code(m
                                  input={"messages": [{"role": "user", "content": "Which backend framework do we use?"}]})
     assert "__error__" not in out, out
     assert out["messages"][-1]["type"] == "ai" and "Hono" in str(out["messages"])
+    # the store through the server: a ttl is a 400 naming the fix (it was a 500 that broke the client's connection)
+    with pytest.raises(httpx.HTTPStatusError, match="does not expire items") as refused:
+        await client.store.put_item([PROJECT, "stack"], "cache", {"value": "Redis"}, ttl=5)
+    assert refused.value.response.status_code == 400
+    await client.store.put_item([PROJECT, "stack"], "cache", {"value": "Redis"})
+    assert (await client.store.get_item([PROJECT, "stack"], "cache"))["value"]["value"] == "Redis"
