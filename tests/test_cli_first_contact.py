@@ -4,6 +4,7 @@ re-importing a file. Typed as a user types them (typer's runner on the real test
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
@@ -59,7 +60,8 @@ def test_show_and_history_take_category_entity_under_project(cli):
     assert show.exit_code == 0 and "Hono" in show.output  # before: it wanted the full key
     full = f"{cli.project}:stack:backend_framework"
     assert "Hono" in cli("memories", "show", full).output
-    assert "current" in cli("memories", "history", "stack:backend_framework").output
+    history = cli("memories", "history", "stack:backend_framework")
+    assert history.exit_code == 0 and "Hono" in history.output
     assert cli("memories", "show", "stack:nothing").exit_code == 1
 
 
@@ -99,3 +101,21 @@ def test_reimporting_the_same_file_changes_nothing(cli, tmp_path):
     assert "0 memories written" in cli("ingest", str(cli.transcript)).output
     assert as_json(cli("memories", "list", "--json")) == facts
     assert [p["confirmations"] for p in as_json(cli("memories", "pending", "--json"))] == [1]  # not seen twice
+
+
+def test_tables_read_at_80_columns(cli):
+    """At 80 columns keys and ids are printed whole (they are what show/forget take), nothing is cut with "…", and
+    the judge's reasons read as lines, not one word per table row."""
+    assert cli("ingest", str(cli.transcript)).exit_code == 0
+    listing = cli("memories", "list")
+    assert listing.exit_code == 0
+    assert "stack:backend_framework" in listing.output and "…" not in listing.output
+    short = as_json(cli("memories", "list", "--json"))["memories"][0]["id"][:8]
+    assert short in listing.output
+    recall = cli("recall", "why did we pick Hono for the backend?")
+    assert recall.exit_code == 0 and "…" not in recall.output
+    assert "[stack:backend_framework]" in recall.output
+    assert re.search(r"^round 1: .{20,}", recall.output, re.M)  # the reason, at full width
+    assert max(len(line) for line in (listing.output + recall.output).splitlines()) <= 80
+    wide = cli("memories", "list", env={"COLUMNS": "200"})
+    assert f"{cli.project}:stack:backend_framework" in wide.output and "valid to" in wide.output

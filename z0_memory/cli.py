@@ -19,6 +19,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from z0_memory.config import Context
 from z0_memory.errors import Z0Error
@@ -110,8 +111,32 @@ def _fact_json(fact: Any) -> dict[str, Any]:
     return {**fact.model_dump(mode="json"), "key": str(fact.key)}
 
 
+NARROW = 120  # below this many columns, tables drop what the narrow screen cannot hold and never cut a key or an id
+
+
+def _narrow() -> bool:
+    return console.width < NARROW
+
+
+def _short_key(key: Any) -> str:
+    """``category:entity``: what ``show``/``history``/``forget`` take inside ``--project``."""
+    return f"{key.category}:{key.entity}"
+
+
 def _fact_table(facts: list[Any], title: str) -> Table:
     table = Table(title=title, show_lines=False)
+    if _narrow():
+        table.add_column("key", no_wrap=True)  # whole: it is what show/history/forget take
+        table.add_column("value", ratio=2)
+        for col in ("v", "since", "conf"):
+            table.add_column(col, no_wrap=True)
+        table.add_column("why", ratio=2)
+        for f in facts:
+            table.add_row(Text(_short_key(f.key)), Text(f.value),
+                          f"{f.version}" + ("" if f.valid_to is None else " old"),
+                          f.valid_from.strftime("%Y-%m-%d"), f"{f.provenance.confidence:.2f}",
+                          Text(f.provenance.rationale or ""))
+        return table
     for col in ("key", "value", "v", "valid from", "valid to", "conf", "why", "by"):
         table.add_column(col)
     for f in facts:
@@ -182,8 +207,10 @@ async def memories_list(ctx: typer.Context, category: str = typer.Option(None, h
         console.print(_fact_table(await pm.facts.list(category, include_superseded=history),
                                   f"Facts of {pm.scope.project}"))
         table = Table(title="Semantic memories")
-        for col in ("id", "kind", "category", "content", "conf"):
-            table.add_column(col)
+        for col in ("id", "kind", "category"):
+            table.add_column(col, no_wrap=True)
+        table.add_column("content", ratio=1, min_width=20)
+        table.add_column("conf", no_wrap=True)
         for rec in await pm.semantic.list(category=category, include_superseded=history):
             if rec.fact_key is None:
                 table.add_row(rec.id[:8], rec.kind, rec.category, rec.content, f"{rec.confidence:.2f}")
@@ -314,20 +341,35 @@ async def recall(ctx: typer.Context, query: str, mode: str = typer.Option("code"
                     "verdict": out.get("verdict"), "rounds": out["trace"],
                     "memories": out["memories"][: context.top_k]})
         return
+    narrow = _narrow()
     table = Table(title=f"Retrieval rounds for: {query}")
-    for col in ("round", "query", "strategies", "hits", "verdict", "reason", "next"):
-        table.add_column(col)
+    columns = ("round", "query", "strategies", "hits", "verdict") if narrow else (
+        "round", "query", "strategies", "hits", "verdict", "reason", "next")
+    for col in columns:
+        table.add_column(col, **({"ratio": 1} if col in {"query", "reason", "next"} else {"no_wrap": True}))
     for r in out["trace"]:
-        table.add_row(str(r.round), r.query, "+".join(r.strategies), str(len(r.hits)),
-                      "sufficient" if r.verdict else "insufficient", r.reason + (f" [{r.error}]" if r.error else ""),
-                      r.next_action, )
+        reason = r.reason + (f" [{r.error}]" if r.error else "")
+        row = [str(r.round), r.query, "+".join(r.strategies), str(len(r.hits)),
+               "sufficient" if r.verdict else "insufficient"]
+        table.add_row(*(row if narrow else [*row, reason, r.next_action]))
     console.print(table)
+    if narrow:  # the judge's reasons as lines under the table, at the terminal's full width
+        for r in out["trace"]:
+            console.print(Text(f"round {r.round}: {r.reason}" + (f" [{r.error}]" if r.error else "")
+                               + f" -> {r.next_action}"))
     hits = Table(title=f"Evidence (stopped: {out['stop_reason']})")
-    for col in ("#", "score", "kind", "key", "content"):
-        hits.add_column(col)
+    for col in ("#", "score", "kind"):
+        hits.add_column(col, no_wrap=True)
+    if not narrow:
+        hits.add_column("key")
+    hits.add_column("content", ratio=1)
     for i, h in enumerate(out["memories"][: context.top_k], 1):
-        hits.add_row(str(i), f"{h.score:.3f}", h.kind + (" (superseded)" if h.superseded else ""), h.key or "",
-                     h.content)
+        kind = h.kind + (" (superseded)" if h.superseded else "")
+        if narrow:
+            key = h.key.split(":", 1)[1] if h.key and h.key.startswith(f"{context.project}:") else h.key
+            hits.add_row(str(i), f"{h.score:.3f}", kind, Text(f"[{key}] {h.content}" if key else h.content))
+        else:
+            hits.add_row(str(i), f"{h.score:.3f}", kind, h.key or "", h.content)
     console.print(hits)
 
 
