@@ -105,3 +105,19 @@ async def test_no_project_anywhere_names_the_fix(memory, mode, monkeypatch):
     with pytest.raises(ConfigurationError, match=r"context=Context\(project="):
         await agent.ainvoke({"messages": [("user", DECISION)]})
     assert model.calls == [] and await memory.scope("default").facts.list() == []
+
+
+async def test_code_mode_search_session_reads_this_thread(memory):
+    def step(call):
+        results = [m for m in call.messages if isinstance(m, ToolMessage)]
+        if call.request.startswith("What did I say") and not results:
+            return AIMessage("", tool_calls=[tool_call("search_session", query="backend")])
+        return f"Earlier: {results[-1].content}" if results else "Noted."
+
+    agent = create_agent(ScriptedChatModel([step]), tools=[], context_schema=Context,
+                         middleware=[Z0MemoryMiddleware(memory, mode="code")], checkpointer=memory.checkpointer("acme"))
+    config, ctx = thread(), Context(project="acme")
+    await agent.ainvoke({"messages": [("user", DECISION)]}, config, context=ctx)
+    out = await agent.ainvoke({"messages": [("user", "What did I say about the backend?")]}, config, context=ctx)
+    answer = out["messages"][-1].content
+    assert answer.startswith("Earlier: <session>") and "turn 1 (user): For the backend we'll use Hono" in answer
