@@ -115,7 +115,7 @@ def test_tables_read_at_80_columns(cli):
     recall = cli("recall", "why did we pick Hono for the backend?")
     assert recall.exit_code == 0 and "…" not in recall.output
     assert "[stack:backend_framework]" in recall.output
-    assert re.search(r"^round 1: .{20,}", recall.output, re.M)  # the reason, at full width
+    assert re.search(r"^round 1: .{20,}", recall.output, re.MULTILINE)  # the reason, at full width
     assert max(len(line) for line in (listing.output + recall.output).splitlines()) <= 80
     wide = cli("memories", "list", env={"COLUMNS": "200"})
     assert f"{cli.project}:stack:backend_framework" in wide.output and "valid to" in wide.output

@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import pytest
 from langchain_core.messages import HumanMessage
-
-from z0_memory.config import Context
-from z0_memory.errors import ConfigurationError
 from z0_memory.graphs.chat import builder as chat
 from z0_memory.graphs.code import builder as code
 from z0_memory.graphs.extraction import builder as extraction
 from z0_memory.graphs.retrieval import builder as retrieval
-from z0_memory.tools import recall_memory
 
+from z0_memory.config import Context
+from z0_memory.errors import ConfigurationError
+from z0_memory.tools import recall_memory
 
 FIX = r"context=Context\(project="
 

@@ -7,10 +7,10 @@ injection (chat mode) or through the middleware's ``recall_memory`` tool (code m
 from __future__ import annotations
 
 import pytest
+from fakes import ScriptedChatModel, thread, tool_call
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, ToolMessage
 
-from fakes import ScriptedChatModel, thread, tool_call
 from z0_memory.config import Context
 from z0_memory.errors import ConfigurationError
 from z0_memory.middleware import Z0MemoryMiddleware

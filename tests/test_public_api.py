@@ -6,11 +6,11 @@ import subprocess
 import sys
 
 import pytest
+from checkout.sitecustomize import subprocess_env
 from langchain_core.messages import AIMessage, HumanMessage
 
 import z0_memory
-from checkout.sitecustomize import subprocess_env
-from z0_memory import Context, Z0Memory
+from z0_memory import Z0Memory
 
 CONVERSATION = [
     ("user", "For the backend we'll use Hono, not Express"), ("assistant", "Noted."),

@@ -42,7 +42,23 @@ _EXPORTS = {
     "ConfigurationError": "z0_memory.errors",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = [
+    "Added",
+    "ConfigurationError",
+    "Context",
+    "ProjectMemory",
+    "RetrievalChannels",
+    "SearchResult",
+    "Z0Error",
+    "Z0Memory",
+    "Z0MemoryMiddleware",
+    "build_extraction_graph",
+    "build_retrieval_graph",
+    "extract",
+    "recall_memory",
+    "retrieval_subgraph",
+    "search_session",
+]
 
 if TYPE_CHECKING:
     from z0_memory.config import Context

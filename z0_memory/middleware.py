@@ -28,7 +28,7 @@ import asyncio
 import contextvars
 from collections.abc import Awaitable, Callable
 from types import SimpleNamespace
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import OmitFromInput
@@ -36,7 +36,6 @@ from langchain_core.messages import SystemMessage
 from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
-from typing_extensions import NotRequired
 
 from z0_memory.config import NO_PROJECT, Context
 from z0_memory.errors import ConfigurationError
