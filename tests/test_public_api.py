@@ -24,6 +24,7 @@ def test_everything_a_user_needs_is_one_import_away():
     assert set(z0_memory.__all__) >= {
         "Z0Memory", "Context", "ProjectMemory", "Z0MemoryMiddleware", "build_retrieval_graph", "RetrievalChannels",
         "extract", "build_extraction_graph", "recall_memory", "search_session"}
+    assert set(z0_memory.__all__) == set(z0_memory._EXPORTS)  # every exported name loads, and only those
     for name in z0_memory.__all__:
         assert getattr(z0_memory, name) is not None
     from z0_memory.nodes.extraction import extract
