@@ -11,6 +11,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 import z0_memory
 from z0_memory import Z0Memory
+from z0_memory.errors import InvalidKeyError
 
 CONVERSATION = [
     ("user", "For the backend we'll use Hono, not Express"), ("assistant", "Noted."),
@@ -117,4 +118,9 @@ async def test_get_and_forget_by_key_id_or_short_id(memory):
     assert len(await acme.facts.history("acme:stack:backend_framework")) == 1
     assert await acme.forget("stack:backend_framework", include_history=True) == 1
     assert await acme.forget(row.id[:8]) == 1
+    await acme.facts.put("acme:stack:cache", "Redis")
+    mirror = next(r for r in await acme.semantic.list() if r.fact_key == "acme:stack:cache")
+    with pytest.raises(InvalidKeyError, match=r"search entry of fact acme:stack:cache.*\(stack:cache\)"):
+        await acme.forget(mirror.id[:8])
+    assert (await acme.get("stack:cache")).value == "Redis"
     assert await acme.forget(row.id[:8]) == 0 and await acme.forget("stack:never") == 0

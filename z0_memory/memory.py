@@ -183,7 +183,13 @@ class ProjectMemory:
         if ":" in key:
             return await self.facts.forget(self.key(key), include_history=include_history)
         memory_id = await self.memory_id(key)
-        return await self.semantic.delete([memory_id]) if memory_id else 0
+        if memory_id is None:
+            return 0
+        record = await self.semantic.get(memory_id)
+        if record is not None and record.fact_key:  # deleting the entry alone would leave the fact unsearchable
+            raise InvalidKeyError(f"{key} is the search entry of fact {record.fact_key}: forget the fact by its key "
+                                  f"({record.fact_key.split(':', 1)[1]})")
+        return await self.semantic.delete([memory_id])
 
     async def forget_everything(self) -> int:
         """Delete every fact version, memory, pending item and queued turn of this scope (only); rows deleted."""
