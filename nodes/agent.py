@@ -13,6 +13,7 @@ documented rule is:
 
 from __future__ import annotations
 
+import asyncio
 import re
 import uuid
 from collections.abc import Sequence
@@ -88,7 +89,8 @@ async def agent(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, A
             reply = fallback.model_copy(update={"content": f"{message_text(fallback)}\n{note}".lstrip()})
     if tool_rounds >= MAX_TOOL_ROUNDS and reply.tool_calls:
         reply = AIMessage(content=message_text(reply) or "I stopped searching after several tool rounds.")
-    return {"messages": [reply], "prompt_tokens": count_message_tokens(prompt)}
+    # off the loop: the first count loads the tokenizer's files (a blocking call langgraph dev refuses)
+    return {"messages": [reply], "prompt_tokens": await asyncio.to_thread(count_message_tokens, prompt)}
 
 
 def route_after_agent(state: dict[str, Any]) -> str:

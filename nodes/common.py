@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from z0_memory.config import Context
+from z0_memory.config import NO_PROJECT, Context
 from z0_memory.errors import ConfigurationError
 
 if TYPE_CHECKING:
@@ -12,12 +12,21 @@ if TYPE_CHECKING:
 
 
 def context_of(runtime: Any) -> Context:
-    """The call's Context (a dict from the API server is validated into one); defaults when none was given."""
+    """The call's Context (a dict from the API server is validated into one).
+
+    The project is never defaulted: a run with no context, or a context without a project (and no Z0_PROJECT),
+    raises a ConfigurationError naming ``context=Context(project=...)``, instead of writing to a project nobody chose.
+    """
     ctx = getattr(runtime, "context", None)
     if ctx is None:
-        return Context()
-    if isinstance(ctx, dict):
-        return Context(**ctx)
+        ctx = Context()
+    elif isinstance(ctx, dict):
+        ctx = Context(**ctx)
+    elif not isinstance(ctx, Context):
+        raise ConfigurationError(f"the run's context must be a z0_memory Context, got {type(ctx).__name__}; "
+                                 "pass context=Context(project=...)")
+    if ctx.project is None:
+        raise ConfigurationError(NO_PROJECT)
     return ctx
 
 

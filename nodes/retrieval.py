@@ -55,13 +55,29 @@ PERIOD_PAD_DAYS = 7.0
 KEYWORD_RECIPE = "keyword"  # what a round runs instead of a recipe whose embedding call failed
 
 
+QUESTION_MAX_CHARS = 4000  # a pasted log is a message, not a query: the loop searches by its beginning
+
+
 def _question(state: RetrievalState) -> str:
+    """The ``question`` channel, or else the latest human message of ``messages`` (a messages-only parent state)."""
     question = state.get("question")
     if question is not None and not isinstance(question, str):
         raise TypeError(f"the retrieval graph's 'question' must be text, got {type(question).__name__}")
     question = (question or "").strip()
     if not question:
-        raise ValueError("the retrieval graph needs a non-empty 'question'")
+        from langchain_core.messages import convert_to_messages
+
+        from z0_memory.nodes.respond import last_request
+
+        messages = state.get("messages")
+        if messages is not None and not isinstance(messages, list):
+            raise TypeError(f"the retrieval graph's 'messages' must be a list of messages, got "
+                            f"{type(messages).__name__}")
+        question = last_request(convert_to_messages(messages or []))[:QUESTION_MAX_CHARS]
+    if not question:
+        raise ValueError(
+            "the retrieval graph needs a non-empty 'question', or a human message in 'messages': give your graph's "
+            "state a 'question' or 'messages' channel (inherit z0_memory.RetrievalChannels and MessagesState)")
     return question
 
 

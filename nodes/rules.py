@@ -8,20 +8,21 @@ from langgraph.runtime import Runtime
 
 from z0_memory.config import Context
 from z0_memory.nodes.common import context_of
-from z0_memory.stores.rules import load_rules as load_rules_files
+from z0_memory.stores.rules import aload_rules
 from z0_memory.validation import check_messages
 
 
 async def load_rules(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
     """Read the rules files once per thread (a session); edit the files and start a new thread to change them.
 
-    A rules problem (missing root, a file too large, not UTF-8) fails the run with a RulesError naming it. As the
-    first node of both agent graphs it also refuses a turn whose text cannot be stored (a lone surrogate) with an
-    InvalidInputError, before retrieval, the answer or extraction; the checkpointer refuses to store that input.
+    The files are read in a worker thread, never on the event loop. A rules problem (missing root, a file too large,
+    not UTF-8) fails the run with a RulesError naming it. As the first node of both agent graphs it also refuses a
+    turn whose text cannot be stored (a lone surrogate) with an InvalidInputError, before retrieval, the answer or
+    extraction; the checkpointer refuses to store that input.
     """
     check_messages(state.get("messages") or [])
     if state.get("rules_sources") is not None:
         return {}
     ctx = context_of(runtime)
-    rules = load_rules_files(ctx.rules_root, ctx.rules_files, max_bytes=int(ctx.rules_max_bytes))
+    rules = await aload_rules(ctx.rules_root, ctx.rules_files, max_bytes=int(ctx.rules_max_bytes))
     return {"rules": rules.text, "rules_sources": rules.sources}

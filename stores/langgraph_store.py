@@ -11,24 +11,40 @@ memory at ``runtime.store``. It is also a usable ``BaseStore`` for any other Lan
 * namespace ``(project, category)`` + key ``entity`` is the KV fact ``project:category:entity``;
   ``put`` with ``{"value": "...", "rationale": ..., "confidence": ...}`` supersedes (history kept), ``put`` with
   ``None`` forgets the current version, ``get`` returns the current version;
+* a semantic memory is the item ``(project, category)`` + key ``its id`` with value ``{"content", "kind",
+  "confidence", "rationale"}``; a fact's value is the fact's fields (``value``, ``version``, ``confidence``, ...):
+  ``get``, ``search`` with and without a query and ``list_namespaces`` return the same keys and value shapes;
 * ``search((project,), query=...)`` ranks the project's memories as the retrieval loop's first round does (the
-  same ranking as ``recall_memory`` and the loop for that question); without a query it lists facts;
+  same ranking as ``recall_memory`` and the loop for that question); without a query it lists facts, then memories;
 * ``search`` and listing honour ``filter`` (equality on the returned value's fields) before ``limit``/``offset``;
-* ``list_namespaces`` lists the ``(project, category)`` pairs that hold facts in the store's user partition (the
-  context's for the operator's store), as every other operation reads that partition.
+* ``list_namespaces`` lists the ``(project, category)`` pairs that hold facts or memories in the store's user
+  partition (the context's for the operator's store), as every other operation reads that partition;
+* ``put`` with a ``ttl`` is refused (a ValueError: HTTP 400 through the API server): nothing here expires.
 
 Only the async API exists (``abatch``): the memory runs on psycopg's async pool.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from langgraph.store.base import BaseStore, GetOp, Item, ListNamespacesOp, PutOp, Result, SearchItem, SearchOp
+from langgraph.store.base import (
+    NOT_PROVIDED,
+    BaseStore,
+    GetOp,
+    Item,
+    ListNamespacesOp,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+)
 
 from z0_memory.errors import ConfigurationError, InvalidKeyError, Z0Error
 from z0_memory.schemas import FactVersion, MemoryKey, Provenance, validate_segment
+from z0_memory.stores.schema import SEMANTIC_TABLE
 from z0_memory.stores.scope import Scope
 
 if TYPE_CHECKING:
@@ -39,6 +55,30 @@ def _item_value(fact: FactVersion) -> dict[str, Any]:
     return {"value": fact.value, "version": fact.version, "confidence": fact.provenance.confidence,
             "rationale": fact.provenance.rationale, "extractor": fact.provenance.extractor,
             "thread_id": fact.provenance.thread_id, "confirmations": fact.confirmations}
+
+
+def _memory_value(content: str, kind: str, confidence: float, rationale: str | None) -> dict[str, Any]:
+    """A semantic memory's value: the same fields whether ``get``, ``search`` with or without a query returns it."""
+    return {"content": content, "kind": kind, "confidence": confidence, "rationale": rationale}
+
+
+def _looks_like_id(key: str) -> bool:
+    try:
+        uuid.UUID(str(key))
+    except ValueError:
+        return False
+    return True
+
+
+# The (project, category) pairs holding a current fact or a current semantic memory (fact mirrors excluded).
+SCOPE_NAMESPACES_SQL = (
+    "SELECT DISTINCT category FROM z0_facts WHERE project = %(project)s AND user_id = %(user_id)s "
+    "AND valid_to IS NULL UNION SELECT DISTINCT category FROM " + SEMANTIC_TABLE + " WHERE project = %(project)s "
+    "AND user_id = %(user_id)s AND fact_key IS NULL AND superseded_at IS NULL ORDER BY 1")
+OPERATOR_NAMESPACES_SQL = (
+    "SELECT DISTINCT project, category FROM z0_facts WHERE valid_to IS NULL AND user_id = %(user_id)s "
+    "UNION SELECT DISTINCT project, category FROM " + SEMANTIC_TABLE + " WHERE user_id = %(user_id)s "
+    "AND fact_key IS NULL AND superseded_at IS NULL ORDER BY 1, 2")
 
 
 # How many candidates a filtered search reads per result asked for: the filter runs on the values, after ranking.
@@ -82,6 +122,16 @@ class Z0Store(BaseStore):
         user_id = self.scope.user_id if self.scope is not None else None
         return self.memory.scope(project, user_id)
 
+    async def aput(self, namespace: tuple[str, ...], key: str, value: dict[str, Any] | None,
+                   index: Any = None, *, ttl: Any = NOT_PROVIDED) -> None:
+        """``BaseStore.aput``; a ``ttl`` is refused with a ConfigurationError (a ValueError: HTTP 400 through the API
+        server, not a 500 that drops the client's connection): memory here is superseded or forgotten, never expired."""
+        if ttl not in (NOT_PROVIDED, None):
+            raise ConfigurationError(
+                f"Z0Store does not expire items (ttl={ttl!r}): put without ttl; a fact stays until superseded "
+                "(history kept) or forgotten (put None)")
+        await super().aput(namespace, key, value, index)
+
     def batch(self, ops: Iterable[Any]) -> list[Result]:
         raise Z0Error("Z0Store is async-only: run the graph with ainvoke/astream (or call the a* store methods)")
 
@@ -91,8 +141,18 @@ class Z0Store(BaseStore):
     async def _one(self, op: Any) -> Result:
         if isinstance(op, GetOp):
             k = self._key(op.namespace, op.key)
-            fact = await self._stores(k.project).facts.get(k)
-            return self._item(fact) if fact else None
+            pm = self._stores(k.project)
+            fact = await pm.facts.get(k)
+            if fact is not None:
+                return self._item(fact)
+            if _looks_like_id(op.key):  # a semantic memory, under the key search returned for it
+                record = await pm.semantic.get(op.key)
+                if record is not None and record.fact_key is None and record.category == k.category:
+                    return Item(value=_memory_value(record.content, record.kind, record.confidence,
+                                                    record.metadata.get("rationale")),
+                                key=record.id, namespace=(k.project, record.category),
+                                created_at=record.created_at, updated_at=record.created_at)
+            return None
         if isinstance(op, PutOp):
             k = self._key(op.namespace, op.key)
             facts = self._stores(k.project).facts
@@ -136,27 +196,38 @@ class Z0Store(BaseStore):
             hits = await first_round(pm, op.query, top_k=depth)
             if category is not None:
                 hits = [h for h in hits if h.category == category]
-            items = [SearchItem(namespace=(project, h.category or ""), key=h.key or h.id,
-                                value={"content": h.content, "kind": h.kind, "rationale": h.rationale},
-                                created_at=h.created_at, updated_at=h.created_at, score=h.score)
-                     for h in hits]
-        else:
+            items = []
+            for h in hits:  # a fact comes back as get returns it: key = entity, value = the fact's fields
+                fact = await pm.facts.get(h.key) if h.key else None
+                if fact is not None:
+                    items.append(SearchItem(namespace=(project, fact.key.category), key=fact.key.entity,
+                                            value=_item_value(fact), created_at=fact.valid_from,
+                                            updated_at=fact.valid_from, score=h.score))
+                elif not h.key:
+                    items.append(SearchItem(namespace=(project, h.category or "general"), key=h.id,
+                                            value=_memory_value(h.content, h.kind, h.confidence, h.rationale),
+                                            created_at=h.created_at, updated_at=h.created_at, score=h.score))
+        else:  # facts, then semantic memories: the items get and search-with-a-query return, in the same shapes
             items = [SearchItem(namespace=(project, f.key.category), key=f.key.entity, value=_item_value(f),
                                 created_at=f.valid_from, updated_at=f.valid_from)
                      for f in await pm.facts.list(category)]
+            depth = (op.limit + op.offset) * (FILTER_DEPTH if wanted else 1)
+            items += [SearchItem(namespace=(project, r.category), key=r.id,
+                                 value=_memory_value(r.content, r.kind, r.confidence, r.metadata.get("rationale")),
+                                 created_at=r.created_at, updated_at=r.created_at)
+                      for r in await pm.semantic.list(category=category, limit=depth) if r.fact_key is None]
         items = [item for item in items if _matches(item.value, wanted)]
         return items[op.offset:op.offset + op.limit]
 
     async def _namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         if self.scope is not None:
-            pm = self._stores(self.scope.project)
-            spaces = [(self.scope.project, category) for category in await pm.facts.categories()]
+            async with self.memory.db.connection(self.scope) as conn:
+                rows = await (await conn.execute(SCOPE_NAMESPACES_SQL, self.scope.params)).fetchall()
+            spaces = [(self.scope.project, r["category"]) for r in rows]
         else:
             async with self.memory.db.connection() as conn:  # the operator's view: every project
                 rows = await (await conn.execute(
-                    "SELECT DISTINCT project, category FROM z0_facts WHERE valid_to IS NULL AND user_id = %s "
-                    "ORDER BY 1, 2", [self.memory.context.user_id],
-                )).fetchall()
+                    OPERATOR_NAMESPACES_SQL, {"user_id": self.memory.context.user_id})).fetchall()
             spaces = [(r["project"], r["category"]) for r in rows]
         for cond in op.match_conditions or ():
             n = len(cond.path)

@@ -8,6 +8,7 @@ capped so a runaway file cannot flood every prompt. Entries must stay inside the
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -115,3 +116,11 @@ def load_rules(root: str | Path, files: Sequence[str] = DEFAULT_RULES_FILES, *, 
             if text.strip():
                 parts.append(RulePart(str(path.relative_to(root_path)), text))
     return Rules(str(root_path), tuple(parts))
+
+
+async def aload_rules(
+    root: str | Path, files: Sequence[str] = DEFAULT_RULES_FILES, *, max_bytes: int = 64 * 1024
+) -> Rules:
+    """:func:`load_rules` off the event loop: resolving the root (``os.getcwd()`` for ".") and reading the files
+    block, and an ASGI server's blocking-call checker (``langgraph dev``) fails the run if they happen on the loop."""
+    return await asyncio.to_thread(load_rules, root, files, max_bytes=max_bytes)

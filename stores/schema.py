@@ -514,9 +514,59 @@ async def _applied(conn: Any) -> set[int]:
     return {r["version"] for r in await (await conn.execute("SELECT version FROM z0_schema_version")).fetchall()}
 
 
+VECTOR_EXISTS_SQL = "SELECT 1 FROM pg_extension WHERE extname = 'vector'"
+CREATE_VECTOR_SQL = "CREATE EXTENSION IF NOT EXISTS vector"
+WHO_SQL = "SELECT current_user AS role, current_database() AS db, current_schema() AS schema"
+
+
+async def _who(conn: Any) -> dict[str, str]:
+    return await (await conn.execute(WHO_SQL)).fetchone()
+
+
+async def _create_vector_extension(conn: Any) -> None:
+    """pgvector, created when missing; a role without the right gets one line saying what a superuser must run."""
+    if await (await conn.execute(VECTOR_EXISTS_SQL)).fetchone():
+        return  # present: no CREATE EXTENSION (which needs rights even with IF NOT EXISTS on some servers)
+    try:
+        await conn.execute(CREATE_VECTOR_SQL)
+    except psycopg.errors.InsufficientPrivilege:
+        who = await _who(conn)
+        raise DatabaseError(
+            f"database {who['db']} has no pgvector extension and role {who['role']} may not create it: a superuser "
+            f"must run `CREATE EXTENSION vector;` in database {who['db']} (psql -d {who['db']} -c 'CREATE EXTENSION "
+            "vector;'), then run `z0-memory setup` again") from None
+    except (psycopg.errors.FeatureNotSupported, psycopg.errors.UndefinedFile, psycopg.errors.UndefinedObject) as exc:
+        who = await _who(conn)
+        raise DatabaseError(
+            f"the PostgreSQL server has no pgvector to install ({exc.diag.message_primary or exc}): install pgvector "
+            f"on the server (https://github.com/pgvector/pgvector), then a superuser must run `CREATE EXTENSION "
+            f"vector;` in database {who['db']}") from None
+
+
+async def _no_rights_error(conn: Any, exc: psycopg.Error) -> DatabaseError:
+    who = await _who(conn)
+    return DatabaseError(
+        f"role {who['role']} may not create z0-memory's tables in database {who['db']} "
+        f"({exc.diag.message_primary or exc}): a superuser must run `GRANT CREATE ON SCHEMA {who['schema'] or 'public'} "
+        f"TO {who['role']};` in database {who['db']} (or run `z0-memory setup` once as the database owner)")
+
+
 async def setup(db: Database, embedding: EmbeddingSpec, *, checkpointer_setup: bool = True,
                 lock_timeout: float = SETUP_LOCK_TIMEOUT_S) -> list[int]:
     """Create or migrate everything; return the migration versions applied now (empty when up to date).
+
+    A login role without the rights to create the tables gets one line naming the GRANT a superuser must run.
+    """
+    try:
+        return await _setup(db, embedding, checkpointer_setup=checkpointer_setup, lock_timeout=lock_timeout)
+    except psycopg.errors.InsufficientPrivilege as exc:
+        async with db.connection() as conn:
+            raise await _no_rights_error(conn, exc) from None
+
+
+async def _setup(db: Database, embedding: EmbeddingSpec, *, checkpointer_setup: bool,
+                 lock_timeout: float) -> list[int]:
+    """:func:`setup` itself.
 
     Behind a transaction-mode pooler a session-level lock is not held by one server connection, so there set-up
     only checks that the schema is current and otherwise asks for a direct connection.
@@ -537,7 +587,7 @@ async def setup(db: Database, embedding: EmbeddingSpec, *, checkpointer_setup: b
     async with db.connection() as lock_conn:
         await _take_setup_lock(lock_conn, lock_timeout)
         try:
-            await lock_conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            await _create_vector_extension(lock_conn)
             await lock_conn.execute(
                 "CREATE TABLE IF NOT EXISTS z0_schema_version (version integer PRIMARY KEY, description text NOT NULL,"
                 " applied_at timestamptz NOT NULL DEFAULT now())"

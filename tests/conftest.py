@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 import pytest
 import pytest_asyncio
 
+import checkout.sitecustomize  # noqa: F401  (z0_memory.graphs/.nodes/.stores from this checkout, before any import)
 from z0_memory.config import Context
 from z0_memory.memory import Z0Memory
 from z0_memory.stores.embedded import temporary_data_dir

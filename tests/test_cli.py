@@ -97,7 +97,7 @@ def test_ingest_locomo_style_turns(cli, tmp_path):
     path = tmp_path / "conv.json"
     path.write_text(json.dumps(conversation), encoding="utf-8")
     result = cli("ingest", str(path))
-    assert result.exit_code == 0 and "2 turns stored" in result.output
+    assert result.exit_code == 0 and "2 new turns stored" in result.output
     assert "Miso" in cli("recall", "what is the cat called?", "--rounds", "1").output
 
 

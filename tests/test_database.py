@@ -139,7 +139,7 @@ _WRITER = textwrap.dedent("""
         return {"messages": [("ai", "turn %d noted" % len(state["messages"]))]}
 
     async def main(url, text):
-        async with Z0Memory(Context(database_url=url, embedding_model="hash")) as mem:
+        async with Z0Memory(Context(project="default", database_url=url, embedding_model="hash")) as mem:
             g = StateGraph(S).add_node("reply", reply).add_edge(START, "reply").add_edge("reply", END)
             graph = g.compile(checkpointer=mem.checkpointer())
             cfg = {"configurable": {"thread_id": "session-1"}}

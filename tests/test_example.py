@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from checkout.sitecustomize import subprocess_env
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -17,8 +18,8 @@ EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "embed_in_your_g
 async def test_example_embeds_retrieval_subgraph_and_extraction(memory, database_url, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "Z0_"))}
     env.update(DATABASE_URL=database_url, LANGSMITH_TRACING="false")
-    done = subprocess.run([sys.executable, str(EXAMPLE)], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run([sys.executable, str(EXAMPLE)], cwd=tmp_path, env=subprocess_env(env), capture_output=True,
+                          text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     out = done.stdout
     session_1, session_2 = out.split("session 2 (a new thread", 1)

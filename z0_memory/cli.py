@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import logging
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -17,6 +19,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from z0_memory.config import Context
 from z0_memory.errors import InvalidInputError, Z0Error
@@ -33,6 +36,9 @@ console = Console()
 err = Console(stderr=True)
 
 
+CLI_DEFAULT_PROJECT = "default"
+
+
 class Settings:
     """Global options, turned into a Context per command."""
 
@@ -40,7 +46,10 @@ class Settings:
         self.options = {k: v for k, v in options.items() if v is not None}
 
     def context(self, **overrides: Any) -> Context:
-        return Context(**{**self.options, **overrides})
+        options = {**self.options, **overrides}
+        if options.get("project") is None and not os.environ.get("Z0_PROJECT"):
+            options["project"] = CLI_DEFAULT_PROJECT  # the CLI's explicit default (graphs and the API have none)
+        return Context(**options)
 
 
 def _settings(ctx: typer.Context) -> Settings:
@@ -102,8 +111,46 @@ def main_options(
                        rules_root=rules_root, embedding_model=embedding_model)
 
 
+JSON_OPTION = typer.Option(False, "--json", help="Print JSON (one document on stdout) instead of tables.")
+
+
+def _emit_json(data: Any) -> None:
+    """One JSON document on stdout, whatever the terminal (no wrapping, no colour)."""
+    from pydantic_core import to_jsonable_python
+
+    typer.echo(json.dumps(to_jsonable_python(data), ensure_ascii=False, indent=2))
+
+
+def _fact_json(fact: Any) -> dict[str, Any]:
+    return {**fact.model_dump(mode="json"), "key": str(fact.key)}
+
+
+NARROW = 120  # below this many columns, tables drop what the narrow screen cannot hold and never cut a key or an id
+
+
+def _narrow() -> bool:
+    return console.width < NARROW
+
+
+def _short_key(key: Any) -> str:
+    """``category:entity``: what ``show``/``history``/``forget`` take inside ``--project``."""
+    return f"{key.category}:{key.entity}"
+
+
 def _fact_table(facts: list[Any], title: str) -> Table:
     table = Table(title=title, show_lines=False)
+    if _narrow():
+        table.add_column("key", no_wrap=True)  # whole: it is what show/history/forget take
+        table.add_column("value", ratio=2)
+        for col in ("v", "since", "conf"):
+            table.add_column(col, no_wrap=True)
+        table.add_column("why", ratio=2)
+        for f in facts:
+            table.add_row(Text(_short_key(f.key)), Text(f.value),
+                          f"{f.version}" + ("" if f.valid_to is None else " old"),
+                          f.valid_from.strftime("%Y-%m-%d"), f"{f.provenance.confidence:.2f}",
+                          Text(f.provenance.rationale or ""))
+        return table
     for col in ("key", "value", "v", "valid from", "valid to", "conf", "why", "by"):
         table.add_column(col)
     for f in facts:
@@ -136,7 +183,7 @@ async def setup(ctx: typer.Context) -> None:
 
 
 @app.command()
-def rules(ctx: typer.Context) -> None:
+def rules(ctx: typer.Context, as_json: bool = JSON_OPTION) -> None:
     """Show the rules (layer 1) that are loaded, and from where."""
     context = _settings(ctx).context()
     try:
@@ -145,6 +192,10 @@ def rules(ctx: typer.Context) -> None:
         loaded = load_rules(context.rules_root, context.rules_files, max_bytes=int(context.rules_max_bytes))
     except Z0Error as exc:
         raise fail(exc) from None
+    if as_json:
+        _emit_json({"root": loaded.root, "bytes": loaded.size, "order": list(context.rules_files),
+                    "files": [{"source": p.source, "text": p.text} for p in loaded.parts]})
+        return
     console.print(f"rules root: {loaded.root}  ({loaded.size} bytes; order: {', '.join(context.rules_files)})")
     if not loaded.parts:
         console.print("no rules files found")
@@ -156,15 +207,24 @@ def rules(ctx: typer.Context) -> None:
 @memories_app.command("list")
 @run
 async def memories_list(ctx: typer.Context, category: str = typer.Option(None, help="Only this category."),
-                        history: bool = typer.Option(False, "--history", help="Include superseded versions.")) -> None:
+                        history: bool = typer.Option(False, "--history", help="Include superseded versions."),
+                        as_json: bool = JSON_OPTION) -> None:
     """Facts and semantic memories of the project."""
     async with Z0Memory(_settings(ctx).context()) as memory:
         pm = memory.scope()
+        if as_json:
+            facts = await pm.facts.list(category, include_superseded=history)
+            rows = await pm.semantic.list(category=category, include_superseded=history)
+            _emit_json({"project": pm.scope.project, "facts": [_fact_json(f) for f in facts],
+                        "memories": [r.model_dump(mode="json") for r in rows if r.fact_key is None]})
+            return
         console.print(_fact_table(await pm.facts.list(category, include_superseded=history),
                                   f"Facts of {pm.scope.project}"))
         table = Table(title="Semantic memories")
-        for col in ("id", "kind", "category", "content", "conf"):
-            table.add_column(col)
+        for col in ("id", "kind", "category"):
+            table.add_column(col, no_wrap=True)
+        table.add_column("content", ratio=1, min_width=20)
+        table.add_column("conf", no_wrap=True)
         for rec in await pm.semantic.list(category=category, include_superseded=history):
             if rec.fact_key is None:
                 table.add_row(rec.id[:8], rec.kind, rec.category, rec.content, f"{rec.confidence:.2f}")
@@ -173,30 +233,56 @@ async def memories_list(ctx: typer.Context, category: str = typer.Option(None, h
 
 @memories_app.command("show")
 @run
-async def memories_show(ctx: typer.Context, key: str) -> None:
-    """The current value of a fact, with its provenance."""
+async def memories_show(ctx: typer.Context, key: str = typer.Argument(
+        ..., help="category:entity (in --project), the full project:category:entity, or a memory id / short id."),
+        as_json: bool = JSON_OPTION) -> None:
+    """The current value of a fact (or a semantic memory by id), with its provenance."""
     async with Z0Memory(_settings(ctx).context()) as memory:
-        fact = await memory.scope().facts.get(key)
-        if fact is None:
-            err.print(f"no current fact for {key}")
+        found = await memory.scope().get(key)
+        if found is None:
+            err.print(f"no current fact or memory {key} in project {memory.scope().scope.project}")
             raise typer.Exit(1)
-        console.print(_fact_table([fact], key))
+        if as_json:
+            _emit_json(_fact_json(found) if hasattr(found, "key") else found.model_dump(mode="json"))
+        elif hasattr(found, "key"):
+            console.print(_fact_table([found], str(found.key)))
+        else:
+            table = Table(title=f"Memory {found.id}")
+            for col in ("id", "kind", "category", "content", "conf", "created"):
+                table.add_column(col)
+            table.add_row(found.id, found.kind, found.category, found.content, f"{found.confidence:.2f}",
+                          found.created_at.strftime("%Y-%m-%d %H:%M:%S"))
+            console.print(table)
 
 
 @memories_app.command("history")
 @run
-async def memories_history(ctx: typer.Context, key: str) -> None:
+async def memories_history(ctx: typer.Context, key: str = typer.Argument(
+        ..., help="category:entity (in --project) or the full project:category:entity."),
+        as_json: bool = JSON_OPTION) -> None:
     """Every version of a fact, oldest first."""
     async with Z0Memory(_settings(ctx).context()) as memory:
-        console.print(_fact_table(await memory.scope().facts.history(key), f"History of {key}"))
+        pm = memory.scope()
+        versions = await pm.facts.history(pm.key(key))
+        if as_json:
+            _emit_json([_fact_json(f) for f in versions])
+            return
+        if not versions:
+            err.print(f"no fact {key} in project {pm.scope.project}")
+            raise typer.Exit(1)
+        console.print(_fact_table(versions, f"History of {pm.key(key)}"))
 
 
 @memories_app.command("pending")
 @run
-async def memories_pending(ctx: typer.Context) -> None:
+async def memories_pending(ctx: typer.Context, as_json: bool = JSON_OPTION) -> None:
     """Candidates waiting for confirmation."""
     async with Z0Memory(_settings(ctx).context()) as memory:
-        console.print(_pending_table(await memory.scope().pending.list()))
+        items = await memory.scope().pending.list()
+        if as_json:
+            _emit_json([i.model_dump(mode="json") for i in items])
+            return
+        console.print(_pending_table(items))
 
 
 @memories_app.command("confirm")
@@ -226,14 +312,18 @@ async def memories_reject(ctx: typer.Context, pending_id: int) -> None:
 
 @memories_app.command("forget")
 @run
-async def memories_forget(ctx: typer.Context, target: str = typer.Argument(..., help="A fact key or a memory id."),
-                          history: bool = typer.Option(False, "--history", help="Also delete every old version.")
-                          ) -> None:
+async def memories_forget(ctx: typer.Context, target: str = typer.Argument(
+        ..., help="A fact key (category:entity in --project, or project:category:entity), or a memory id or the "
+                  "short id `memories list` prints."),
+        history: bool = typer.Option(False, "--history", help="Also delete every old version.")) -> None:
     """Delete a fact (current version, or all with --history) or a semantic memory, for real."""
     async with Z0Memory(_settings(ctx).context()) as memory:
         pm = memory.scope()
-        n = (await pm.facts.forget(target, include_history=history) if target.count(":") == 2
-             else await pm.semantic.delete([target]))
+        n = await pm.forget(target, include_history=history)
+        if n == 0:
+            err.print(f"nothing to forget: no fact or memory {target} in project {pm.scope.project} "
+                      "(`z0-memory memories list` shows keys and ids)")
+            raise typer.Exit(1)
         console.print(f"deleted {n} row(s)")
 
 
@@ -252,27 +342,48 @@ async def reembed(ctx: typer.Context) -> None:
 @app.command()
 @run
 async def recall(ctx: typer.Context, query: str, mode: str = typer.Option("code", help="code (5 rounds) or chat (3)."),
-                 rounds: int = typer.Option(None, help="Override the round cap.")) -> None:
+                 rounds: int = typer.Option(None, help="Override the round cap."),
+                 as_json: bool = JSON_OPTION) -> None:
     """Run the retrieval loop and print every round."""
     from z0_memory.graphs.retrieval import builder
 
     context = _settings(ctx).context(mode=mode, **({"max_rounds": rounds} if rounds else {}))
     async with Z0Memory(context) as memory:
         out = await builder.compile(store=memory.store()).ainvoke({"question": query}, context=context)
+    if as_json:
+        _emit_json({"question": query, "project": context.project, "stop_reason": out["stop_reason"],
+                    "verdict": out.get("verdict"), "rounds": out["trace"],
+                    "memories": out["memories"][: context.top_k]})
+        return
+    narrow = _narrow()
     table = Table(title=f"Retrieval rounds for: {query}")
-    for col in ("round", "query", "strategies", "hits", "verdict", "reason", "next"):
-        table.add_column(col)
+    columns = ("round", "query", "strategies", "hits", "verdict") if narrow else (
+        "round", "query", "strategies", "hits", "verdict", "reason", "next")
+    for col in columns:
+        table.add_column(col, **({"ratio": 1} if col in {"query", "reason", "next"} else {"no_wrap": True}))
     for r in out["trace"]:
-        table.add_row(str(r.round), r.query, "+".join(r.strategies), str(len(r.hits)),
-                      "sufficient" if r.verdict else "insufficient", r.reason + (f" [{r.error}]" if r.error else ""),
-                      r.next_action, )
+        reason = r.reason + (f" [{r.error}]" if r.error else "")
+        row = [str(r.round), r.query, "+".join(r.strategies), str(len(r.hits)),
+               "sufficient" if r.verdict else "insufficient"]
+        table.add_row(*(row if narrow else [*row, reason, r.next_action]))
     console.print(table)
+    if narrow:  # the judge's reasons as lines under the table, at the terminal's full width
+        for r in out["trace"]:
+            console.print(Text(f"round {r.round}: {r.reason}" + (f" [{r.error}]" if r.error else "")
+                               + f" -> {r.next_action}"))
     hits = Table(title=f"Evidence (stopped: {out['stop_reason']})")
-    for col in ("#", "score", "kind", "key", "content"):
-        hits.add_column(col)
+    for col in ("#", "score", "kind"):
+        hits.add_column(col, no_wrap=True)
+    if not narrow:
+        hits.add_column("key")
+    hits.add_column("content", ratio=1)
     for i, h in enumerate(out["memories"][: context.top_k], 1):
-        hits.add_row(str(i), f"{h.score:.3f}", h.kind + (" (superseded)" if h.superseded else ""), h.key or "",
-                     h.content)
+        kind = h.kind + (" (superseded)" if h.superseded else "")
+        if narrow:
+            key = h.key.split(":", 1)[1] if h.key and h.key.startswith(f"{context.project}:") else h.key
+            hits.add_row(str(i), f"{h.score:.3f}", kind, Text(f"[{key}] {h.content}" if key else h.content))
+        else:
+            hits.add_row(str(i), f"{h.score:.3f}", kind, h.key or "", h.content)
     console.print(hits)
 
 
@@ -332,7 +443,7 @@ async def ingest(ctx: typer.Context, file: str = typer.Argument(..., help="LoCoM
             update = lambda done, total: progress.update(task, completed=done, total=total)  # noqa: E731
             if is_locomo(path):
                 n = await ingest_locomo(memory, context, path, update)
-                summary = f"{n} turns stored as memories"
+                summary = f"{n} new turns stored as memories" + (" (already imported)" if n == 0 else "")
             else:
                 n = await ingest_transcript(memory, context, path, update)
                 summary = f"{n} memories written by extraction"

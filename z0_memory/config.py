@@ -2,7 +2,8 @@
 
 Every field resolves in the same order: an explicit argument, then the ``Z0_<FIELD>`` environment variable
 (``DATABASE_URL``, ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL`` keep their usual names), then the default.
-Model fields take ``"offline"`` (the deterministic algorithms), ``"openai/<model>"`` (or ``"openai:<model>"``),
+``project`` has no default: a graph, tool or middleware run without one fails naming ``context=Context(project=...)``
+(:data:`NO_PROJECT`); the CLI and the demo pass their own explicit defaults. Model fields take ``"offline"`` (the deterministic algorithms), ``"openai/<model>"`` (or ``"openai:<model>"``),
 or ``"compatible/<model>"`` for any OpenAI-compatible server at ``openai_base_url``.
 """
 
@@ -19,6 +20,11 @@ from z0_memory.schemas import validate_segment
 Mode = Literal["chat", "code"]
 DEFAULT_ROUNDS: dict[str, int] = {"code": 5, "chat": 3}
 DEFAULT_RULES_FILES: tuple[str, ...] = ("AGENTS.md", "CLAUDE.md", ".cursorrules", "Z0.md", ".z0/rules")
+
+NO_PROJECT = (
+    "no project in the run's context: pass context=Context(project=\"...\") to invoke/ainvoke (through the API: "
+    "context={\"project\": \"...\"}), or set Z0_PROJECT; z0-memory never picks a project for you"
+)
 
 _ENV_NAMES = {
     "database_url": "DATABASE_URL",
@@ -81,7 +87,8 @@ def _env_name(name: str) -> str:
 class Context:
     """Per-call configuration of every z0-memory graph (LangGraph ``context_schema``)."""
 
-    project: str | None = field(default=None, metadata={"description": "Project scope of all memory reads/writes."})
+    project: str | None = field(
+        default=None, metadata={"description": "Project scope of all memory reads/writes (required: no default)."})
     user_id: str | None = field(
         default=None, metadata={"description": "Optional user scope inside the project ('' = shared project memory)."}
     )
@@ -145,7 +152,6 @@ class Context:
 
     def __post_init__(self) -> None:
         fixed: dict[str, Any] = {
-            "project": "default",
             "user_id": "",
             "mode": "chat",
             "top_k": 10,
@@ -202,7 +208,8 @@ class Context:
 
     def _validate(self) -> None:
         self._coerce()
-        validate_segment(self.project, "project")
+        if self.project is not None:  # no silent default: a run without one fails where a project is needed
+            validate_segment(self.project, "project")
         if self.user_id:
             validate_segment(self.user_id, "user_id")
         if not isinstance(self.mode, str) or self.mode not in DEFAULT_ROUNDS:

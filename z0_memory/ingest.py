@@ -7,12 +7,18 @@
 * A transcript (``.jsonl`` of ``{"role": "user"|"assistant", "text": ...}`` or a text file of ``user: ...`` /
   ``assistant: ...`` lines): replayed turn by turn through the extraction graph, so only what the extraction
   keeps is written, exactly as if the conversation had happened live.
+
+Both are idempotent: importing the same file again changes nothing. A LoCoMo turn's row id derives from the turn
+itself (speaker, session, position, date, text), and a row with that id is kept as it is; a transcript's messages get
+stable ids and ``ProjectMemory.add`` skips the user turns some memory already cites.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+from dataclasses import replace
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -155,6 +161,14 @@ def transcript_turns(path: Path) -> list[list[tuple[str, str]]]:
     return turns
 
 
+def locomo_id(memory: NewMemory) -> str:
+    """The id of an imported turn: the same turn imported again is the same row (and is not added twice)."""
+    meta = memory.metadata
+    parts = [meta.get("speaker"), meta.get(CONVERSATION_GROUP_KEY), meta.get(CONVERSATION_ORDER_KEY),
+             meta.get("session_date"), meta.get("dia_id"), memory.content]
+    return "locomo:" + hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()[:32]
+
+
 async def ingest_locomo(memory: Any, ctx: Context, path: Path, progress: Progress | None = None,
                         batch_size: int = 1024) -> int:
     data = load_json(path)
@@ -162,24 +176,33 @@ async def ingest_locomo(memory: Any, ctx: Context, path: Path, progress: Progres
     memories = [m for conv in conversations for m in locomo_memories(conv)]
     if not memories:
         raise IngestError(f"{path} holds no LoCoMo-style sessions (session_N lists of turns)")
+    memories = [replace(m, id=locomo_id(m)) for m in memories]
     semantic = memory.scope(ctx.project, ctx.user_id).semantic
+    before = await semantic.count()
     for start in range(0, len(memories), batch_size):
-        await semantic.add_many(memories[start:start + batch_size])
+        await semantic.add_many(memories[start:start + batch_size])  # a known id keeps its stored row
         if progress:
             progress(min(start + batch_size, len(memories)), len(memories))
-    return len(memories)
+    return await semantic.count() - before
 
 
 async def ingest_transcript(memory: Any, ctx: Context, path: Path, progress: Progress | None = None) -> int:
-    from z0_memory.graphs.extraction import builder
+    from z0_memory.memory import message_id
 
     turns = transcript_turns(path)
-    graph = builder.compile(store=memory.store(ctx.project, ctx.user_id))
-    written = 0
+    pm = memory.scope(ctx.project, ctx.user_id)
+    written = index = 0
+    before: list[dict[str, str]] = []
     for i, turn in enumerate(turns, 1):
-        out = await graph.ainvoke({"messages": [(role, text) for role, text in turn]},
-                                  {"configurable": {"thread_id": f"ingest:{path.name}"}}, context=ctx)
-        written += sum(1 for o in out.get("extraction", []) if o.get("action") not in {"dropped"})
+        messages = []
+        for role, text in turn:  # ids from the position in the file: a re-import has the same ids, and is skipped
+            kind = "human" if role == "user" else "ai"
+            messages.append({"role": role, "content": text, "id": message_id(index, kind, text)})
+            index += 1
+        # with the assistant's last message before it: what a bare "yes, let's do that" accepts
+        added = await pm.add([*before, *messages], thread_id=f"ingest:{path.name}")
+        before = [m for m in messages if m["role"] == "assistant"][-1:]
+        written += sum(1 for o in added.extraction if o.get("action") not in {"dropped"})
         if progress:
             progress(i, len(turns))
     return written

@@ -1,9 +1,14 @@
 """``Z0Memory``: the one owner of z0-memory's shared resources and the entry point to its stores.
 
-    async with Z0Memory(Context(project="acme")) as memory:
-        acme = memory.scope()                      # stores bound to project "acme"
-        await acme.facts.put("acme:stack:backend_framework", "Hono")
-        hits = await acme.semantic.hybrid_search("which web framework?")
+    async with Z0Memory.from_env() as memory:          # DATABASE_URL, or the embedded server; Z0_* settings
+        acme = memory.scope("acme")                    # every read and write bound to project "acme"
+        await acme.add([("user", "For the backend we'll use Hono, not Express")])   # extraction, the write gate
+        found = await acme.search("which web framework do we use?")                # the retrieval loop
+        found.hits, found.trace                        # evidence, and every round
+        await acme.get("stack:backend_framework")      # a fact (or a semantic memory by id)
+        await acme.forget("stack:backend_framework")   # for real
+
+The stores stay reachable for everything else (``acme.facts``, ``acme.semantic``, ``acme.pending``).
 
 It opens the database (embedded server or ``DATABASE_URL``), runs the idempotent ``setup()``, builds the
 providers, and closes everything in ``close()``. Nothing here is global: two instances are two owners.
@@ -11,7 +16,9 @@ providers, and closes everything in ``close()``. Nothing here is global: two ins
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -23,6 +30,7 @@ from z0_memory.stores.extraction_log import ExtractionLog
 from z0_memory.stores.extraction_queue import ExtractionQueue
 from z0_memory.stores.facts import FactStore
 from z0_memory.stores.pending import PendingStore
+from z0_memory.stores.provenance import cited_message_ids, memory_ids_with_prefix
 from z0_memory.stores.rules import Rules, load_rules
 from z0_memory.stores.maintenance import embedded_texts, forget_scope, swap_embeddings
 from z0_memory.stores.schema import SEMANTIC_METADATA_COLUMNS, SEMANTIC_TABLE, EmbeddingSpec, setup, stored_embedding
@@ -30,13 +38,67 @@ from z0_memory.stores.scope import Scope
 from z0_memory.stores.semantic import SemanticStore, indexed_text
 from z0_memory.stores.session import ScopedCheckpointer, async_checkpointer
 from z0_memory.config import Context
-from z0_memory.errors import DatabaseError
+from z0_memory.errors import ConfigurationError, DatabaseError, InvalidKeyError
 from z0_memory.providers import Providers
 
 
 @dataclass(frozen=True)
+class SearchResult:
+    """What ``ProjectMemory.search`` found: the hits, the judge's last verdict, every round, and why it stopped."""
+
+    question: str
+    hits: list[Any]
+    verdict: Any
+    trace: list[Any]
+    stop_reason: str
+
+
+@dataclass(frozen=True)
+class Added:
+    """What ``ProjectMemory.add`` did: user turns extracted, turns skipped (already extracted), the write outcomes."""
+
+    turns: int
+    skipped: int
+    extraction: list[dict[str, Any]]
+
+
+def message_id(index: int, role: str, text: str) -> str:
+    """A stable id for a message given without one: the same conversation added twice has the same ids."""
+    digest = hashlib.sha256(f"{index}\x1f{role}\x1f{text}".encode()).hexdigest()[:24]
+    return f"z0msg-{digest}"
+
+
+def _messages(messages: Sequence[Any]) -> list[Any]:
+    from langchain_core.messages import convert_to_messages
+
+    from z0_memory.tokens import message_text
+
+    converted = convert_to_messages(list(messages))
+    return [m if m.id else m.model_copy(update={"id": message_id(i, m.type, message_text(m))})
+            for i, m in enumerate(converted)]
+
+
+def user_turns(messages: Sequence[Any]) -> list[list[Any]]:
+    """Each user message with the assistant message just before it (context) and the assistant replies after it."""
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    turns: list[list[Any]] = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, HumanMessage):
+            continue
+        before = [messages[i - 1]] if i and isinstance(messages[i - 1], AIMessage) else []
+        after = []
+        for reply in messages[i + 1:]:
+            if isinstance(reply, HumanMessage):
+                break
+            after.append(reply)
+        turns.append([*before, message, *after])
+    return turns
+
+
+@dataclass(frozen=True)
 class ProjectMemory:
-    """The long-term stores of one scope."""
+    """The long-term stores of one scope, and the verbs most callers need (``add``, ``search``, ``get``, ``forget``)."""
 
     scope: Scope
     facts: FactStore
@@ -44,6 +106,85 @@ class ProjectMemory:
     pending: PendingStore
     extraction_queue: ExtractionQueue
     extraction_log: ExtractionLog
+    memory: Any = field(default=None, repr=False, compare=False)
+
+    def _context(self, **changes: Any) -> Context:
+        if self.memory is None:
+            raise ConfigurationError("this ProjectMemory has no Z0Memory: get it with memory.scope(...)")
+        return self.memory.context.replace(project=self.scope.project, user_id=self.scope.user_id, **changes)
+
+    async def add(self, messages: Sequence[Any], *, thread_id: str | None = None) -> Added:
+        """Extract every user turn of ``messages``, in order, each with the assistant message before it.
+
+        ``messages``: LangChain messages, ``(role, text)`` tuples or ``{"role", "content"}`` dicts. The same write
+        gate as after a live turn (confidence threshold, pending, supersession, redaction). Idempotent by message
+        id: a user message some memory of this scope already cites is skipped, so adding a conversation again changes
+        nothing (messages without an id get a stable one from their position, role and text).
+        """
+        from z0_memory.graphs.extraction import builder
+
+        converted = _messages(messages)
+        turns = user_turns(converted)
+        humans = [next(m for m in turn if m.type == "human") for turn in turns]
+        done = await cited_message_ids(self.facts.db, self.scope, [str(m.id) for m in humans])
+        graph = builder.compile(store=self.memory.store(self.scope.project, self.scope.user_id))
+        config = {"configurable": {"thread_id": thread_id}} if thread_id else None
+        ctx = self._context()
+        outcomes: list[dict[str, Any]] = []
+        for turn, human in zip(turns, humans, strict=True):
+            if str(human.id) in done:
+                continue
+            out = await graph.ainvoke({"messages": turn}, config, context=ctx)
+            outcomes += out.get("extraction") or []
+        return Added(turns=len(turns) - len(done), skipped=len(done), extraction=outcomes)
+
+    async def search(self, query: str, *, mode: str = "code", max_rounds: int | None = None) -> SearchResult:
+        """The retrieval loop on ``query`` (``mode``'s round cap: 5 for code, 3 for chat): hits, verdict and trace."""
+        from z0_memory.tools import run_recall
+
+        ctx = self._context(mode=mode, **({"max_rounds": max_rounds} if max_rounds is not None else {}))
+        out = await run_recall(query, self.memory.store(self.scope.project, self.scope.user_id), ctx)
+        return SearchResult(question=out.get("question", query), hits=list(out.get("memories") or []),
+                            verdict=out.get("verdict"), trace=list(out.get("trace") or []),
+                            stop_reason=out.get("stop_reason") or "")
+
+    def key(self, key: str) -> Any:
+        """A fact key of this scope from ``project:category:entity`` or, inside the project, ``category:entity``."""
+        return self.scope.key(f"{self.scope.project}:{key}" if key.count(":") == 1 else key)
+
+    async def memory_id(self, given: str) -> str | None:
+        """The full id of a semantic memory from its id or a unique prefix (``memories list`` prints 8 characters)."""
+        given = given.strip().lower()
+        if len(given) < 4 or any(c not in "0123456789abcdef-" for c in given):
+            return None
+        if await self.semantic.get(given) is not None:
+            return given
+        matches = await memory_ids_with_prefix(self.facts.db, self.scope, given)
+        if len(matches) > 1:
+            raise InvalidKeyError(f"memory id prefix {given!r} matches several memories; give more characters")
+        return matches[0] if matches else None
+
+    async def get(self, key: str) -> Any:
+        """The current fact for ``key`` (``category:entity`` or the full key), or the semantic memory with that id (or
+        unique id prefix); None when there is neither."""
+        if ":" in key:
+            return await self.facts.get(self.key(key))
+        memory_id = await self.memory_id(key)
+        return await self.semantic.get(memory_id) if memory_id else None
+
+    async def forget(self, key: str, *, include_history: bool = False) -> int:
+        """Delete a fact (current version, or every version with ``include_history``) or a semantic memory (id or
+        unique id prefix), for real; returns the rows deleted (0: nothing matched)."""
+        if ":" in key:
+            return await self.facts.forget(self.key(key), include_history=include_history)
+        memory_id = await self.memory_id(key)
+        if memory_id is None:
+            return 0
+        record = await self.semantic.get(memory_id)
+        if record is not None and record.fact_key:  # deleting the entry alone would leave the fact unsearchable
+            raise InvalidKeyError(f"{key} is the search entry of fact {record.fact_key}: forget the fact by its key "
+                                  f"({record.fact_key.split(':', 1)[1]})")
+        return await self.semantic.delete([memory_id])
 
     async def forget_everything(self) -> int:
         """Delete every fact version, memory, pending item, queued and logged turn of this scope (only); rows deleted."""
@@ -61,6 +202,19 @@ class Z0Memory:
         self.db = Database(self.context)
         self.vectorstore: Any = None
         self._embedding: EmbeddingSpec | None = None
+
+    @classmethod
+    def from_url(cls, url: str, **context: Any) -> Z0Memory:
+        """A memory on the PostgreSQL at ``url`` (pgvector required); other ``Context`` fields as keywords.
+
+        ``async with Z0Memory.from_url("postgresql://...") as memory:`` (like ``PostgresStore.from_conn_string``).
+        """
+        return cls(Context(database_url=url, **context))
+
+    @classmethod
+    def from_env(cls, **context: Any) -> Z0Memory:
+        """A memory configured from the environment (``DATABASE_URL`` or the embedded server, ``Z0_*``)."""
+        return cls(Context(**context))
 
     @property
     def is_open(self) -> bool:
@@ -105,6 +259,9 @@ class Z0Memory:
 
     def _scope(self, project: str | None, user_id: str | None) -> Scope:
         # None means the context's project; "" is an invalid name, never silently the default project
+        if project is None and self.context.project is None:
+            raise ConfigurationError(
+                "no project: name one with Z0Memory(Context(project=\"...\")) or memory.scope(\"<project>\")")
         return Scope(self.context.project if project is None else project,
                      self.context.user_id if user_id is None else user_id)
 
@@ -120,6 +277,7 @@ class Z0Memory:
             pending=PendingStore(self.db, scope, timedelta(days=float(self.context.pending_ttl_days))),
             extraction_queue=ExtractionQueue(self.db, scope),
             extraction_log=ExtractionLog(self.db, scope),
+            memory=self,
         )
 
     def checkpointer(self, project: str | None = None, user_id: str | None = None) -> ScopedCheckpointer:

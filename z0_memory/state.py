@@ -12,7 +12,10 @@ from z0_memory.schemas import Hit, RoundTrace, Verdict
 
 
 class RetrievalInput(TypedDict, total=False):
+    """What the loop reads: ``question``, or else the latest human message of ``messages``."""
+
     question: str
+    messages: list[AnyMessage]
     max_rounds: int | None
     include_history: bool
 
@@ -26,9 +29,30 @@ class RetrievalOutput(TypedDict, total=False):
     stop_reason: str
 
 
+class RetrievalChannels(TypedDict, total=False):
+    """The channels a parent graph needs to run the retrieval loop as a subgraph: inherit it in your state.
+
+        class State(MessagesState, RetrievalChannels): ...
+        builder.add_node("recall", build_retrieval_graph().compile())
+
+    In: ``question`` (optional: the latest human message of ``messages`` when unset), ``max_rounds``,
+    ``include_history``. Out: ``memories`` (the hits, best first), ``verdict`` (the judge's last word), ``trace``
+    (every round), ``stop_reason``, and ``question`` as searched.
+    """
+
+    question: str
+    max_rounds: int | None
+    include_history: bool
+    memories: list[Hit]
+    verdict: Verdict | None
+    trace: list[RoundTrace]
+    stop_reason: str
+
+
 class RetrievalState(TypedDict, total=False):
     """The adversarial retrieval loop; every round is kept in ``trace`` for debugging in Studio."""
 
+    messages: list[AnyMessage]
     question: str
     max_rounds: int | None
     include_history: bool
@@ -61,16 +85,8 @@ class SessionState(ExtractionState, total=False):
     rules_sources: list[str]
 
 
-class ChatState(SessionState, total=False):
+class ChatState(SessionState, RetrievalChannels, total=False):
     """Chat mode: the three layers as channels — rules, recalled memories, and the thread's messages."""
-
-    question: str
-    max_rounds: int | None
-    include_history: bool
-    memories: list[Hit]
-    verdict: Verdict | None
-    trace: list[RoundTrace]
-    stop_reason: str
 
 
 class CodeState(SessionState, total=False):

@@ -16,13 +16,17 @@ from collections.abc import AsyncIterator
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
+from z0_memory.cli import CLI_DEFAULT_PROJECT
 from z0_memory.config import Context
 from z0_memory.ui.app import create_app
 
 MOUNT = "/memory"
 
 _token = os.environ.get("Z0_UI_TOKEN") or None
-inspector = create_app(context=Context(), token=_token, host="0.0.0.0" if _token else "127.0.0.1")
+# the project the server's environment names (Z0_PROJECT), else the CLI's explicit default: an inspector page
+# only shows what that project holds, it never writes to a project nobody chose
+inspector = create_app(context=Context(project=os.environ.get("Z0_PROJECT") or CLI_DEFAULT_PROJECT), token=_token,
+                       host="0.0.0.0" if _token else "127.0.0.1")
 
 
 @contextlib.asynccontextmanager
