@@ -74,6 +74,7 @@ __all__ = [
     "ExistingMemory",
     "Slot",
     "TurnMessage",
+    "canonical_value",
     "extract_candidates",
     "redact_secrets",
 ]
@@ -1215,3 +1216,11 @@ def extract_candidates(
         state.found.extend((s, ids) for s in statements)
     candidates = (_candidate(s, project, existing, ids) for s, ids in _dedupe(state.found, project))
     return [c for c in candidates if c is not None]
+
+
+def canonical_value(text: str) -> str | None:
+    """The vocabulary's canonical spelling of a value written ``text`` ("PostgreSQL" -> "Postgres"), else None."""
+    found = _find_values(text.strip())
+    if len(found) == 1 and found[0].start == 0 and found[0].end == len(text.strip()):
+        return found[0].value
+    return None
