@@ -1,0 +1,312 @@
+"""Turn level: statements of each user message, acceptances of the assistant's proposals, linking to stored
+memories, precedence within the turn, and the Candidates the extraction node consumes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from z0_memory.offline.extraction.clauses import (
+    MAX_SENTENCE_CHARS,
+    content_terms,
+    is_question,
+    split_sentences,
+    strip_noise,
+)
+from z0_memory.offline.extraction.cues import HEDGE, PROPOSAL_MARK
+from z0_memory.offline.extraction.model import (
+    CONF_ANSWER,
+    CONF_HEDGE,
+    CONF_RESOLVED_CONFIRM,
+    ExistingMemory,
+    Statement,
+    TurnMessage,
+)
+from z0_memory.offline.extraction.statements import analyse_sentence
+from z0_memory.offline.extraction.vocabulary import (
+    SLOT_BY_KEY,
+    find_phrases,
+    find_values,
+    is_rejected,
+    norm_value,
+    rebind,
+    term_pattern,
+)
+from z0_memory.redaction import REDACTED, redact_secrets
+from z0_memory.schemas import Candidate, normalize_segment
+from z0_memory.text import contains_cjk
+
+OFFLINE_EXTRACTOR_NAME = "offline-rules/1"
+
+def _analyse_message(text: str, *, proposal: bool = False) -> tuple[list[Statement], bool]:
+    statements: list[Statement] = []
+    accepted = False
+    for sentence in split_sentences(strip_noise(redact_secrets(text))):
+        found, bare = analyse_sentence(sentence, proposal=proposal)
+        statements.extend(found)
+        accepted = accepted or bare
+    return statements, accepted
+
+
+
+
+def _proposals(text: str, existing: Sequence[ExistingMemory], project: str) -> list[Statement]:
+    """Keyed values an assistant message proposes, minus echoes of stored facts and ambiguous alternatives."""
+    props: list[Statement] = []
+    for sentence in split_sentences(strip_noise(redact_secrets(text))):
+        if not PROPOSAL_MARK.search(sentence):
+            continue
+        found, _ = analyse_sentence(sentence, proposal=True)
+        props.extend(s for s in found if s.slot is not None and s.value and s.kind != "preference")
+    by_key: dict[str, list[Statement]] = {}
+    for s in props:
+        by_key.setdefault(_key_for(s, project) or "", []).append(s)
+    stored = {(m.key, norm_value(m.value)) for m in existing if not m.pending and m.key}
+    chosen = []
+    for key, items in by_key.items():
+        values = {norm_value(s.value) for s in items}
+        if key and len(values) == 1 and (key, values.pop()) not in stored:
+            chosen.append(items[0])
+    return chosen
+
+
+def _resolve_acceptance(
+    previous_assistant: TurnMessage | None, existing: Sequence[ExistingMemory], project: str
+) -> tuple[list[Statement], list[str]]:
+    """What a bare "yes, let's do that" accepts: the assistant's proposal, else the newest pending memory."""
+    if previous_assistant is not None:
+        props = _proposals(previous_assistant.text, existing, project)
+        if props:
+            ids = [previous_assistant.id] if previous_assistant.id else []
+            return [replace(p, confirms=True, hedged=False, confidence=CONF_RESOLVED_CONFIRM, kind="decision",
+                            rationale=None) for p in props], ids
+    pending = [m for m in existing if m.pending]
+    if not pending:
+        return [], []
+    newest = max(pending, key=lambda m: m.local_id)
+    return [_statement_from_memory(newest)], []
+
+
+_ANSWER_FILLER = re.compile(
+    r"\b(?:obviously|of course|definitely|please|probably|i guess|i think|for sure|then|still|just|the|our)\b|"
+    r"当然|肯定|吧|呀|啊|还是|就|用",
+    re.I,
+)
+
+
+def _short_answer(text: str, question: TurnMessage | None) -> list[Statement]:
+    """"Postgres, obviously." right after the assistant asked "Which database?": one value answering the question."""
+    if question is None:
+        return []
+    asked = [s for s in split_sentences(strip_noise(question.text)) if is_question(s)]
+    clean = strip_noise(redact_secrets(text[:MAX_SENTENCE_CHARS])).strip()
+    if not asked or REDACTED in clean or is_question(clean):
+        return []
+    rest = _ANSWER_FILLER.sub(" ", clean)
+    if len(re.findall(r"[A-Za-z0-9][\w.+#-]*|[\u3400-\u9fff]", rest)) > 6:
+        return []
+    values = [v for v in find_values(clean) if not is_rejected(clean, v)]
+    if len({v.value for v in values}) != 1:
+        return []
+    asked_slots = [p.slot for p in find_phrases(asked[-1])]
+    slot = rebind(values[0], asked_slots[0]) if asked_slots else values[0].slot
+    hedged = bool(HEDGE.search(clean))
+    return [Statement(kind="decision", slot=slot, value=values[0].value, text=clean, hedged=hedged,
+                       confidence=CONF_HEDGE if hedged else CONF_ANSWER)]
+
+
+def _statement_from_memory(memory: ExistingMemory) -> Statement:
+    slot = None
+    category = entity = None
+    if memory.key and memory.key.count(":") == 2:
+        _, category, entity = memory.key.split(":")
+        slot = SLOT_BY_KEY.get((category, entity))
+    return Statement(kind="decision", slot=slot, value=memory.value, confidence=CONF_RESOLVED_CONFIRM,
+                      text=memory.content, confirms=True, category_override=category, entity_override=entity)
+
+
+# --- candidates ---------------------------------------------------------------------------------------------
+
+
+def _key_for(s: Statement, project: str) -> str | None:
+    try:
+        if s.category_override and s.entity_override:
+            return f"{project}:{normalize_segment(s.category_override)}:{normalize_segment(s.entity_override)}"
+        if s.slot is None:
+            return None
+        if s.kind == "preference":
+            entity = s.slot.entity if s.person in (None, "team") else f"{s.person}_{s.slot.entity}"
+            return f"{project}:preference:{normalize_segment(entity)}"
+        return f"{project}:{s.slot.category}:{s.slot.entity}"
+    except ValueError:
+        return None
+
+
+
+def _label(s: Statement, zh: bool) -> str:
+    if s.slot is not None:
+        return s.slot.zh if zh else s.slot.en
+    return (s.entity_override or "").replace("_", " ")
+
+
+def _who(s: Statement, zh: bool) -> str:
+    if s.person is None:
+        return "用户" if zh else "The user"
+    if s.person == "team":
+        return "团队" if zh else "The team"
+    return s.person
+
+
+def _content(s: Statement, project: str) -> str:
+    zh = contains_cjk(s.text)
+    if s.value is None:
+        return _keyless_content(s, project, zh)
+    if s.category_override == "people":
+        return _people_content(s, project, zh)
+    if s.kind == "preference":
+        return (f"{_who(s, zh)}偏好{_label(s, zh)}用 {s.value}。" if zh
+                else f"{_who(s, zh)} prefers {s.value} as the {_label(s, zh)}.")
+    return _decision_content(s, project, zh)
+
+
+def _decision_content(s: Statement, project: str, zh: bool) -> str:
+    label = _label(s, zh)
+    if zh:
+        head = f"{project} 项目可能用 {s.value} 作为{label}（未定）" if s.hedged else f"{project} 项目的{label}是 {s.value}"
+        tail = f"（替换 {s.old_value}）" if s.old_value else (f"（不用 {s.rejected}）" if s.rejected else "")
+        why = f"，因为{s.rationale}" if s.rationale else ""
+        return f"{head}{tail}{why}。"
+    head = (f"The {project} project might use {s.value} as its {label} (tentative)" if s.hedged
+            else f"The {project} project uses {s.value} as its {label}")
+    tail = f", replacing {s.old_value}" if s.old_value else (f", not {s.rejected}" if s.rejected else "")
+    why = f", because {s.rationale}" if s.rationale else ""
+    return f"{head}{tail}{why}."
+
+
+def _people_content(s: Statement, project: str, zh: bool) -> str:
+    role = s.label_override or _label(s, zh).removesuffix(" owner")
+    owner = (s.entity_override or "").endswith("_owner")
+    if zh:
+        return f"{project} 项目中{s.value}负责{role}。" if owner else f"{project} 项目中{s.value}是{role}。"
+    if owner:
+        return f"In the {project} project, {s.value} owns the {role}."
+    return f"In the {project} project, {s.value} is the {role}."
+
+
+def _keyless_content(s: Statement, project: str, zh: bool) -> str:
+    """No slot to template: the statement itself, said where it applies (and by whom, for preferences)."""
+    text = s.text.strip().rstrip("。.!！")
+    if zh:
+        speaker = "用户说" if s.kind == "preference" and s.person is None else ""
+        return f"{project} 项目：{speaker}{text}。"
+    if s.kind == "preference" and s.person is None:
+        return f"In the {project} project, the user said: {text}."
+    return f"In the {project} project: {text}."
+
+
+def _link(
+    s: Statement, key: str | None, existing: Sequence[ExistingMemory], project: str
+) -> tuple[int | None, list[int], bool]:
+    """(same_as, supersedes, confirms) for a statement against the stored memories."""
+    if key is None:
+        return _link_keyless(s, existing, project), [], s.confirms
+    same_key = [m for m in existing if m.key == key]
+    stored_same = [m for m in same_key if not m.pending and norm_value(m.value) == norm_value(s.value)]
+    if stored_same:
+        return max(m.local_id for m in stored_same), [], s.confirms
+    if s.hedged:
+        return None, [], False
+    pending_same = [m for m in same_key if m.pending and norm_value(m.value) == norm_value(s.value)]
+    supersedes = [m.local_id for m in same_key if norm_value(m.value) != norm_value(s.value)]
+    if s.old_value:
+        supersedes += [m.local_id for m in existing if m.key is None and _names(m.content, s.old_value)
+                       and m.local_id not in supersedes]
+    return None, sorted(supersedes), s.confirms or bool(pending_same)
+
+
+def _names(content: str, value: str) -> bool:
+    return bool(re.search(term_pattern(value), content, re.I))
+
+
+def _link_keyless(s: Statement, existing: Sequence[ExistingMemory], project: str) -> int | None:
+    """A stored memory saying the same thing: nearly all of its content terms (template words aside) recur."""
+    template = content_terms(f"{project} project 项目") | {project.lower()}
+    mine = content_terms(s.text) - template
+    if not mine:
+        return None
+    for m in existing:
+        theirs = content_terms(m.content) - template
+        shared = len(mine & theirs)
+        if theirs and shared / len(mine) >= 0.8 and shared / len(theirs) >= 0.8:
+            return m.local_id
+    return None
+
+
+def _candidate(s: Statement, project: str, existing: Sequence[ExistingMemory], ids: list[str]) -> Candidate | None:
+    key = _key_for(s, project)
+    if s.value is not None and (REDACTED in s.value or not s.value.strip()):
+        return None
+    same_as, supersedes, confirms = _link(s, key, existing, project)
+    return Candidate(
+        kind=s.kind,  # type: ignore[arg-type]
+        content=redact_secrets(_content(s, project)),
+        key=key,
+        value=redact_secrets(s.value) if (key and s.value) else None,
+        rationale=redact_secrets(s.rationale) if s.rationale else None,
+        confidence=s.confidence,
+        hedged=s.hedged,
+        confirms=confirms,
+        supersedes=supersedes,
+        same_as=same_as,
+        source_message_ids=list(ids),
+    )
+
+
+def _dedupe(statements: Iterable[tuple[Statement, list[str]]], project: str) -> list[tuple[Statement, list[str]]]:
+    """One statement per key: a firm statement beats a hedge, a later one beats an earlier one."""
+    out: dict[str, tuple[Statement, list[str]]] = {}
+    for n, (s, ids) in enumerate(statements):
+        key = _key_for(s, project) or f"__keyless_{n}"
+        prior = out.get(key)
+        if prior is not None and s.hedged and not prior[0].hedged:
+            continue
+        out.pop(key, None)
+        out[key] = (s, ids)
+    return list(out.values())
+
+
+@dataclass
+class _TurnState:
+    previous_assistant: TurnMessage | None = None
+    found: list[tuple[Statement, list[str]]] = field(default_factory=list)
+
+
+def extract_candidates(
+    messages: Sequence[TurnMessage], *, project: str, existing: Sequence[ExistingMemory] = ()
+) -> list[Candidate]:
+    """Memory candidates stated by the user in ``messages`` (one turn), linked to the ``existing`` memories.
+
+    Only user messages are read for statements; an assistant message counts only as the proposal a following user
+    message accepts ("yes, let's do that"). Output order follows the text; at most one candidate per key.
+    """
+    normalize_segment(project)
+    state = _TurnState()
+    for message in messages:
+        if message.role == "assistant":
+            state.previous_assistant = message
+            continue
+        if message.role != "user":
+            continue
+        ids = [message.id] if message.id else []
+        statements, accepted = _analyse_message(message.text)
+        if not statements and not accepted:
+            statements = _short_answer(message.text, state.previous_assistant)
+        if accepted and not any(s.slot for s in statements):
+            resolved, extra_ids = _resolve_acceptance(state.previous_assistant, existing, project)
+            state.found.extend((s, [*extra_ids, *ids]) for s in resolved)
+        state.found.extend((s, ids) for s in statements)
+    candidates = (_candidate(s, project, existing, ids) for s, ids in _dedupe(state.found, project))
+    return [c for c in candidates if c is not None]
+

@@ -1,0 +1,142 @@
+"""Cue phrases, English and Chinese: what marks a clause as a hedge, a negation, a decision, a fact, a
+confirmation, a question, an instruction to the assistant; switch patterns; rationale markers.
+"""
+
+from __future__ import annotations
+
+import re
+
+GREETING = re.compile(
+    r"^(?:hi|hello|hey|morning|good (?:morning|night|evening|afternoon)|thanks?(?: you)?|thx|ty|cheers|bye|lol|"
+    r"haha|ugh|hmm+|你好|大家好|谢谢|多谢|感谢|哈哈+|再见|早上好|晚安)\b",
+    re.I,
+)
+QUESTION_START = re.compile(
+    r"^(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|would|will|have|has|"
+    r"any|anything|remind me)\b",
+    re.I,
+)
+QUESTION_ZH = re.compile(r"(?:吗|呢|么)[？?。]?$|什么|哪个|哪些|哪种|哪里|怎么(?!样)|为什么|是不是|有没有|多少|^请问")
+HEDGE = re.compile(
+    r"\b(?:maybe|perhaps|possibly|might|could (?:try|use|go|consider|switch|move)|what about|how about|why not|"
+    r"not sure|unsure|i wonder|wondering|thinking (?:about|of)|consider(?:ing)?|should we|shall we|"
+    r"i (?:think|guess|suppose) we (?:should|could)|we (?:should|could) (?:try|consider|look at|evaluate)|"
+    r"worth (?:a )?(?:try|trying|looking)|probably|tentative(?:ly)?|undecided|for now maybe|i think|i guess|"
+    r"i feel like|i suspect|leaning (?:towards?|to)|inclined to|makes? (?:the most |more )?sense|"
+    r"(?:can|could) we (?:use|try|go with|switch to|move to|adopt))\b"
+    r"|也许|或许|可能|说不定|试试|试一下|要不要|要不|考虑|不确定|不一定|是不是可以|能不能|看看|评估一下|怎么样|如何|"
+    r"行不行|好不好|倾向于?|待定|再看",
+    re.I,
+)
+UNSURE = re.compile(r"\b(?:not sure|unsure|undecided)\b|不确定|不一定|待定", re.I)
+NEGATION = re.compile(
+    r"\b(?:not|no longer|never mind|nevermind|don't|do not|won't|will not|isn't|aren't|without|avoid|instead of|"
+    r"rather than)\b|算了|不用|(?<!要)不要|别用|不考虑|暂时不|放弃|弃用|不是|而不是|不再",
+    re.I,
+)
+CONFIRM_PREFIX = re.compile(
+    r"^(?:(?:yes|yeah|yep|yup|ok(?:ay)?|sure|agreed|confirmed|correct|right|absolutely|definitely|great|perfect|"
+    r"sounds (?:good|great|right)|that works|works for me|deal|fine|fair|lgtm|approved|go ahead)\b"
+    r"(?:\s*(?:please|then))?"
+    r")[\s,，.!！。:：]*"
+    r"|^(?:好的|好吧|好|行|可以|没问题|对的|对|嗯|OK|ok)(?:[\s,，.!！。:：]+|$)"
+    r"|^(?:同意|确定|确认|就这么定了?|就这样吧?|就这么办吧?)[\s,，.!！。:：]*",
+    re.I,
+)
+CONFIRM_ANYWHERE = re.compile(r"\b(?:confirmed|agreed|final|it is|that's settled|settled)\b|确定|确认|就这么定|定了", re.I)
+ACCEPT_ONLY = re.compile(
+    r"^(?:let'?s (?:do|go with|use|try) (?:that|it|this|those)|(?:go|going) with (?:that|it|this|your suggestion)|"
+    r"do (?:that|it)|ship it|that works|works for me|sounds good|agreed|deal|please do|go ahead|make it so|"
+    r"use (?:that|it|this)|就这么办吧?|就这样吧?|就这么定了?|就用这个吧?|按你说的(?:办|来)?吧?|照你说的办|听你的|同意|可以|好的?)"
+    r"[\s.!！。]*$",
+    re.I,
+)
+DECISION = re.compile(
+    r"\b(?:we(?:'ll| will| shall| are going to| 're going to)|let'?s|let us|going with|go with|we(?:'ve| have)? "
+    r"decided|decided|decision|we chose|chose|we picked|picked|(?:we(?:'ve)? )?settled on|standardi[sz]e on|"
+    r"from now on|going forward|it is|stick(?:ing)? with|switch(?:ing)? to|mov(?:e|ing) to|migrat(?:e|ing) to|"
+    r"adopt(?:ing)?|"
+    r"will be (?:built|written|done|using)|is going to be)\b|^(?:use|pick|choose)\b"
+    r"|决定|定为|定成|定了|就用|选用|采用|选定|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|就这么定|用.{1,30}吧$",
+    re.I,
+)
+STRONG_DECISION = re.compile(r"\b(?:decided|decision)\b|决定", re.I)
+FACT = re.compile(
+    r"\b(?:we(?:'re| are)\s+(?:now\s+|still\s+|currently\s+)?on|"
+    r"we(?:'re| are)?\s+(?:always\s+|never\s+|currently\s+|now\s+)?(?:use|using|run|deploy|host|write|lint|"
+    r"format|store|keep|build|follow|are on|'re on)|our|all|every|always|never|must|is written in|are written in|"
+    r"is built (?:with|on)|(?:is|are) (?:deployed|hosted|running|stored)|runs? on|lives? (?:in|on)|uses?|follows?|"
+    r"owns?|handles?|leads?|maintains?|in charge of|responsible for)\b"
+    r"|我们(?:一直|都|现在|目前)?(?:用|使用|采用|在用)|我们的|所有|一律|统一|都用|一直用|部署在|跑在|托管在|用的是|是用|负责",
+    re.I,
+)
+PROPOSAL_MARK = re.compile(
+    r"\b(?:recommend|suggest|propose|could use|could go with|how about|what about|i'd go with|i would go with|"
+    r"let's|we could|you could|should (?:we|i)|shall (?:we|i)|want me to|go with)\b|建议|推荐|要不要|要用|可以用|不如|"
+    r"用.{1,20}吧",
+    re.I,
+)
+CONVENTION = re.compile(r"\b(?:always|never|must|every|everything|all)\b|一律|必须|统一|所有|总是|从不", re.I)
+REJECTED_BEFORE = re.compile(
+    r"(?:\b(?:not|instead of|rather than|over|than|no|without|from|replace|replacing|drop|dropping|ditch)\s+"
+    r"(?:the\s+|using\s+)?|(?:不用|不是|而不是|不要|别用|比|弃用|从|把|替换掉?)\s*)$",
+    re.I,
+)
+PREFERENCE = re.compile(
+    r"(?P<who>\bI\b|\bwe\b|\b[A-Z][a-z]{1,20}\b)\s*(?:really\s+|strongly\s+|also\s+|still\s+|personally\s+)?"
+    r"(?P<verb>prefers?|likes?|loves?|'d prefer|would prefer|'d rather|would rather|hates?|dislikes?|"
+    r"(?:doesn't|don't|does not|do not) like|can't stand|am a fan of|is a fan of|favou?rs?)\b"
+    r"|(?P<who_zh>我们|我|[A-Za-z]{2,20}|[\u4e00-\u9fff]{2,3}?)\s*(?:也|还是)?\s*(?:比较|更|很|最|一直|特别)?\s*"
+    r"(?P<verb_zh>不喜欢|讨厌|喜欢|偏好|偏爱|习惯|爱用|倾向于?)(?:用|使用)?",
+)
+MY_PREFERENCE = re.compile(r"\bmy (?:favou?rite|preference|preferred)\b|我(?:的)?(?:首选|偏好是)", re.I)
+NEGATIVE_PREFERENCE = re.compile(r"hate|dislike|n't like|not like|can't stand|rather avoid|不喜欢|讨厌", re.I)
+OWNER = re.compile(
+    r"(?P<who>\b[A-Z][a-z]{1,20}\b)\s+(?:now\s+|also\s+)?(?:owns|will own|handles|will handle|leads|will lead|"
+    r"maintains|is responsible for|is in charge of|takes care of|runs)\s+(?:the\s+|our\s+)?(?P<area>[\w\s./-]{2,40})"
+    r"|(?P<who_zh>[\u4e00-\u9fff]{2,3}?|[A-Za-z]{2,20})\s*(?:现在|也|来)?负责(?!人)\s*(?P<area_zh>[\w\u4e00-\u9fff ]{1,12})",
+)
+ROLE_STATEMENT = re.compile(
+    r"(?P<who>\b[A-Z][a-z]{1,20}\b)\s+is\s+(?:our|the|now the|now our)\s+(?P<role>[\w\s-]{2,40})"
+    r"|(?P<who_zh>[\u4e00-\u9fff]{2,3}?|[A-Za-z]{2,20})\s*是\s*(?:我们的?|团队的?)?(?P<role_zh>[\u4e00-\u9fff\w ]{2,10})",
+)
+NOT_A_NAME = frozenset(
+    "the this that it our we you they he she there here what which who how why when where also then so and but "
+    "yes no ok okay maybe perhaps hmm please let lets all every our fair great sure thanks hi hello hey".split()
+)
+RATIONALE = re.compile(
+    r"\b(?:because|since|due to|given that|so that|as it|as they|as we)\b\s*(?P<why>.+)$"
+    r"|(?:因为|由于|原因是|毕竟)\s*(?P<why_zh>.+)$",
+    re.I | re.S,
+)
+SO_RATIONALE = re.compile(r"^(?P<why>.+?)(?:[，,]\s*(?:so|所以|因此|于是)|[，,]\s*(?=换成|改用|换用))", re.I)
+
+
+# --- switches ---------------------------------------------------------------------------------------------
+
+SWITCH = (
+    re.compile(
+        r"\b(?:switch(?:ed|ing)?|mov(?:ed|ing|e)|migrat(?:ed|ing|e)|went|go(?:ing)?|chang(?:ed|ing|e)|port(?:ed|ing)?|"
+        r"transition(?:ed|ing)?)\s+(?:\w+\s+)?(?:over\s+)?(?:from|off(?: of)?|away from)\s+(?P<old>.+?)\s+"
+        r"(?:over\s+)?(?:to|onto)\s+(?P<new>.+)",
+        re.I,
+    ),
+    re.compile(r"\breplac(?:e|ed|ing)\s+(?P<old>.+?)\s+(?:with|by)\s+(?P<new>.+)", re.I),
+    re.compile(
+        r"\b(?:drop(?:ped|ping)?|ditch(?:ed|ing)?|dump(?:ed|ing)?)\s+(?P<old>.+?)\s+(?:for|in favou?r of)\s+"
+        r"(?P<new>.+)",
+        re.I,
+    ),
+    re.compile(r"\b(?P<new>\S.*?)\s+(?:replaces|instead of)\s+(?P<old>.+)", re.I),
+    re.compile(r"(?:不再?用|弃用|放弃)\s*(?P<old>.+?)\s*了?\s*[，,、]\s*(?:改用|换成|换用|改成|用)\s*(?P<new>.+)"),
+    re.compile(r"把\s*(?P<old>.+?)\s*(?:换成|改成|替换成|替换为|换为|改为)\s*(?P<new>.+)"),
+    re.compile(r"从\s*(?P<old>.+?)\s*(?:换到|迁移到|迁到|切换到|切到|改到|转到|换成|改成|改为)\s*(?P<new>.+)"),
+    re.compile(r"^(?P<old>[^，,]+)[，,]\s*(?:所以|因此)?\s*(?:改用|换成|换用|切换到|迁移到)\s*(?P<new>.+)"),
+    re.compile(r"(?:改用|换成|换用|切换到|迁移到)\s*(?P<new>.+)"),
+    re.compile(
+        r"\b(?:switch(?:ed|ing)?|mov(?:ed|ing|e)|migrat(?:ed|ing|e))\s+(?:(?!from\b)[\w'-]+\s+){0,3}?(?:over\s+)?to\s+"
+        r"(?P<new>.+)",
+        re.I,
+    ),
+)
+

@@ -1,0 +1,291 @@
+"""Clause analysis: what each clause of a sentence states (decision, fact, preference, hedge, switch, person)."""
+
+from __future__ import annotations
+
+import re
+
+from z0_memory.offline.extraction.clauses import (
+    content_terms,
+    is_chitchat,
+    is_question,
+    so_rationale,
+    split_clauses,
+    split_rationale,
+)
+from z0_memory.offline.extraction.cues import (
+    ACCEPT_ONLY,
+    CONFIRM_ANYWHERE,
+    CONFIRM_PREFIX,
+    CONVENTION,
+    DECISION,
+    FACT,
+    HEDGE,
+    MY_PREFERENCE,
+    NEGATION,
+    NEGATIVE_PREFERENCE,
+    NOT_A_NAME,
+    OWNER,
+    PREFERENCE,
+    PROPOSAL_MARK,
+    ROLE_STATEMENT,
+    STRONG_DECISION,
+    SWITCH,
+    UNSURE,
+)
+from z0_memory.offline.extraction.model import (
+    CONF_CONFIRM,
+    CONF_DECISION,
+    CONF_FACT,
+    CONF_HEDGE,
+    CONF_KEYLESS,
+    CONF_OTHER_PREFERENCE,
+    CONF_PREFERENCE,
+    CONF_SWITCH,
+    CONF_UNSURE,
+    ClauseContext,
+    Mode,
+    Statement,
+)
+from z0_memory.offline.extraction.vocabulary import (
+    ROLES,
+    Found,
+    bound_pairs,
+    find_phrases,
+    find_values,
+    norm_value,
+    pairs_in,
+)
+from z0_memory.redaction import REDACTED
+from z0_memory.schemas import normalize_segment
+from z0_memory.text import contains_cjk
+
+def analyse_sentence(sentence: str, *, proposal: bool = False) -> tuple[list[Statement], bool]:
+    """Statements in one sentence, and whether the sentence is a bare acceptance ("yes, let's do that")."""
+    sentence = sentence.strip()
+    if not sentence or REDACTED in sentence or (is_chitchat(sentence) and not CONFIRM_PREFIX.match(sentence)):
+        return [], False
+    confirms = False
+    prefix = CONFIRM_PREFIX.match(sentence)
+    if prefix and not proposal:
+        rest = sentence[prefix.end() :].strip()
+        if not rest or ACCEPT_ONLY.match(rest):
+            return [], _is_strong_acceptance(sentence, rest)
+        sentence, confirms = rest, True
+    hedged = bool(HEDGE.search(sentence))
+    if is_question(sentence) and not hedged and not proposal:
+        return [], False
+    if is_chitchat(sentence):
+        return [], False
+    confirms = (confirms or bool(CONFIRM_ANYWHERE.search(sentence))) and not hedged
+    switched = _switch_statement(sentence, hedged=hedged, confirms=confirms)
+    if switched is not None:
+        return [switched], False
+    return _clause_statements(sentence, hedged=hedged, confirms=confirms, proposal=proposal), False
+
+
+def _is_strong_acceptance(sentence: str, rest: str) -> bool:
+    """"ok" alone is too weak to accept a proposal; "agreed", "sounds good", "yes, let's do that" are not."""
+    weak = re.fullmatch(
+        r"(?:ok(?:ay)?|sure|yes|yeah|yep|right|fine|fair|great|perfect|嗯|好|对|行)[\s.!！。,，]*", sentence, re.I
+    )
+    return not weak or bool(rest)
+
+
+def _switch_statement(sentence: str, *, hedged: bool, confirms: bool) -> Statement | None:
+    body, why = split_rationale(sentence)
+    for pattern in SWITCH:
+        m = pattern.search(body)
+        if not m:
+            continue
+        new_pairs = pairs_in(m.group("new"))
+        if not new_pairs:
+            continue
+        new = new_pairs[0]
+        old_text = m.groupdict().get("old") or body[: m.start("new")]
+        old_values = [v for v in find_values(old_text) if v.value != new.value]
+        same_slot = [v for v in old_values if v.slot == new.slot]
+        old = (same_slot or old_values or [None])[0]
+        if why is None and old is not None:
+            why = so_rationale(body)
+            why = why if why and norm_value(why) != norm_value(old.value) and len(content_terms(why)) > 1 else None
+        return Statement(
+            kind="decision",
+            slot=new.slot,
+            value=new.value,
+            confidence=CONF_HEDGE if hedged else CONF_SWITCH,
+            text=sentence,
+            hedged=hedged,
+            confirms=confirms,
+            old_value=old.value if old else None,
+            rationale=why,
+        )
+    return None
+
+
+def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal: bool) -> list[Statement]:
+    body, why = split_rationale(sentence)
+    ctx = ClauseContext()
+    out: list[Statement] = []
+    for clause in split_clauses(body):
+        ctx_mode_before = ctx.mode
+        mode, person, negative = _clause_mode(clause, ctx, hedged=hedged, confirms=confirms, proposal=proposal)
+        if mode is None:
+            continue
+        ctx = ClauseContext(mode, person, negative)
+        if mode == "skip":
+            _attach_rejection(out, clause)
+            continue
+        inherited = mode == ctx_mode_before and not PREFERENCE.search(clause) and not MY_PREFERENCE.search(clause)
+        out.extend(_statements_for(clause, mode, person, negative, hedged=hedged, confirms=confirms, sentence=sentence,
+                                   inherited=inherited))
+    if why and out:
+        out[-1].rationale = why
+    return out
+
+
+def _attach_rejection(out: list[Statement], clause: str) -> None:
+    rejected = [v.value for v in find_values(clause)]
+    if out and rejected and out[-1].rejected is None and rejected[0] != out[-1].value:
+        out[-1].rejected = rejected[0]
+
+
+def _clause_mode(
+    clause: str, ctx: ClauseContext, *, hedged: bool, confirms: bool, proposal: bool
+) -> tuple[Mode | None, str | None, bool]:
+    """Decide what a clause is; a clause with no marker of its own continues the previous clause's mode."""
+    pref = PREFERENCE.search(clause)
+    if pref and _person(pref) != "__invalid__":
+        return "preference", _person(pref), bool(NEGATIVE_PREFERENCE.search(clause))
+    if MY_PREFERENCE.search(clause):
+        return "preference", None, False
+    if NEGATION.search(clause) and not _pairs_before_negation(clause):
+        return "skip", None, False
+    if hedged and (HEDGE.search(clause) or ctx.mode in (None, "hedge", "skip")):
+        return "hedge", None, False
+    if proposal:
+        return ("decision", None, False) if PROPOSAL_MARK.search(clause) else (None, None, False)
+    if DECISION.search(clause) or confirms:
+        return "decision", None, False
+    if FACT.search(clause) or OWNER.search(clause) or ROLE_STATEMENT.search(clause) or has_bound_pair(clause):
+        return "fact", None, False
+    if ctx.mode in ("decision", "fact", "preference", "hedge"):
+        return ctx.mode, ctx.person, ctx.negative
+    return None, None, False
+
+
+def _pairs_before_negation(clause: str) -> bool:
+    """"Hono, not Express" / "用 Gin，不用 Echo": the clause states a value before it rejects another."""
+    neg = NEGATION.search(clause)
+    return bool(neg and [v for v in pairs_in(clause[: neg.start()])])
+
+
+def has_bound_pair(clause: str) -> bool:
+    values = find_values(clause)
+    phrases = find_phrases(clause)
+    return any(p.value for p in bound_pairs(clause, values, phrases))
+
+
+def _person(match: re.Match[str]) -> str | None:
+    who = (match.group("who") or match.group("who_zh") or "").strip()
+    if who in ("I", "我") or (who.startswith("我") and not who.startswith("我们")):
+        return None
+    if who.lower() in ("we", "我们"):
+        return "team"
+    if who.lower() in NOT_A_NAME or re.search(r"[的了是在就都也还用说]", who):
+        return "__invalid__"
+    return who
+
+
+def _statements_for(
+    clause: str,
+    mode: Mode,
+    person: str | None,
+    negative: bool,
+    *,
+    hedged: bool,
+    confirms: bool,
+    sentence: str,
+    inherited: bool = False,
+) -> list[Statement]:
+    people = people_statement(clause) if mode == "fact" else None
+    if people is not None:
+        return [people]
+    pairs = pairs_in(clause)
+    if mode == "preference":
+        return _preference_statements(clause, pairs, person, negative, keyless_ok=not inherited)
+    if not pairs:
+        return _keyless(clause, mode, sentence)
+    if mode in ("hedge", "preference"):
+        pairs = pairs[:1]
+    conf = {"hedge": CONF_UNSURE if UNSURE.search(sentence) else CONF_HEDGE, "decision": CONF_DECISION}.get(
+        mode, CONF_FACT
+    )
+    if confirms and mode != "hedge":
+        conf = CONF_CONFIRM
+    kind = "fact" if mode == "fact" else "decision"
+    return [
+        Statement(kind=kind, slot=p.slot, value=p.value, confidence=conf, text=clause, hedged=mode == "hedge",
+                   confirms=confirms and mode != "hedge")
+        for p in pairs
+    ]
+
+
+def _preference_statements(
+    clause: str, pairs: list[Found], person: str | None, negative: bool, *, keyless_ok: bool = True
+) -> list[Statement]:
+    conf = CONF_PREFERENCE if person in (None, "team") else CONF_OTHER_PREFERENCE
+    if pairs and not negative:
+        p = pairs[0]
+        return [Statement(kind="preference", slot=p.slot, value=p.value, confidence=conf, text=clause, person=person)]
+    if keyless_ok and _substantive(clause):
+        return [Statement(kind="preference", slot=None, value=None, confidence=conf, text=clause, person=person,
+                           negative=negative)]
+    return []
+
+
+def _substantive(clause: str) -> bool:
+    """Enough content to stand alone as a keyless memory: not "I like this idea"."""
+    terms = content_terms(clause) - {"idea", "prefer", "like", "rather", "think", "喜欢", "觉得"}
+    return len(terms) >= 2 and not re.search(r"\b(?:this|that|it|these|those)\b\s*[.!]?$", clause, re.I)
+
+
+def _keyless(clause: str, mode: Mode, sentence: str) -> list[Statement]:
+    """A statement with no slot: only strong decisions ("we decided ...") and conventions ("we never ...")."""
+    if mode == "decision" and STRONG_DECISION.search(clause) and _substantive(clause):
+        return [Statement(kind="decision", slot=None, value=None, confidence=CONF_DECISION, text=sentence)]
+    if mode == "fact" and CONVENTION.search(clause) and _substantive(clause) and not is_question(clause):
+        return [Statement(kind="fact", slot=None, value=None, confidence=CONF_KEYLESS, text=sentence)]
+    return []
+
+
+def people_statement(clause: str) -> Statement | None:
+    owner = OWNER.search(clause)
+    if owner:
+        who = (owner.group("who") or owner.group("who_zh") or "").strip()
+        area = (owner.group("area") or owner.group("area_zh") or "").strip(" .。")
+        if who and who.lower() not in NOT_A_NAME and area:
+            entity = f"{_owner_area(area)}_owner"
+            return Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=clause,
+                              category_override="people", entity_override=entity, label_override=area)
+    role = ROLE_STATEMENT.search(clause)
+    if role:
+        who = (role.group("who") or role.group("who_zh") or "").strip()
+        text = role.group("role") or role.group("role_zh") or ""
+        for pattern, entity, en, zh in ROLES:
+            if re.search(pattern, text, re.I) and who.lower() not in NOT_A_NAME:
+                return Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=clause,
+                                  category_override="people", entity_override=entity,
+                                  label_override=zh if contains_cjk(clause) else en)
+    return None
+
+
+def _owner_area(area: str) -> str:
+    phrases = find_phrases(area)
+    if phrases and phrases[0].start == 0 and phrases[0].slot and phrases[0].slot.owner_area:
+        rest = area[phrases[0].end :].strip()
+        if not rest or contains_cjk(area):
+            return phrases[0].slot.owner_area
+    words = re.findall(r"[\w\u4e00-\u9fff-]+", area)[:3]
+    return normalize_segment(" ".join(words)) if words else "area"
+
+
