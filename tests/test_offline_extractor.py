@@ -12,6 +12,7 @@ from z0_memory.offline.extractor import (
     OFFLINE_EXTRACTOR_NAME,
     ExistingMemory,
     TurnMessage,
+    canonical_value,
     extract_candidates,
     redact_secrets,
 )
@@ -313,7 +314,7 @@ class SimulatedStore:
             return "pending"
         if any(i in self.memories and not self.memories[i].pending for i in c.supersedes):
             return "supersede"
-        if c.key and any(m.pending and m.key == c.key and m.value == c.value for m in self.memories.values()):
+        if c.key and any(m.pending and m.key == c.key and _same_value(m.value, c.value) for m in self.memories.values()):
             return "confirm"
         return "persist"
 
@@ -330,6 +331,14 @@ class SimulatedStore:
         self.next_id += 1
 
 
+def _same_value(a: str | None, b: str | None) -> bool:
+    """Equal ignoring case, or two spellings the vocabulary knows as one value (labels carry the canonical one,
+    the extractor keeps the user's: "PostgreSQL" matches "Postgres")."""
+    if (a or "").casefold() == (b or "").casefold():
+        return True
+    return a is not None and b is not None and canonical_value(a) is not None and canonical_value(a) == canonical_value(b)
+
+
 def _kind_matches(expected: str, got: str) -> bool:
     structured = {"fact", "decision"}
     return expected == got or (expected in structured and got in structured)
@@ -337,7 +346,7 @@ def _kind_matches(expected: str, got: str) -> bool:
 
 def _matches(expected: dict, got: dict, *, strict_kind: bool) -> bool:
     kind_ok = expected["kind"] == got["kind"] if strict_kind else _kind_matches(expected["kind"], got["kind"])
-    value_ok = (expected["value"] or "").casefold() == (got["value"] or "").casefold()
+    value_ok = _same_value(expected["value"], got["value"])
     return kind_ok and expected["key"] == got["key"] and value_ok and expected["outcome"] == got["outcome"]
 
 

@@ -25,15 +25,8 @@ from z0_memory.offline.extraction.model import (
     TurnMessage,
 )
 from z0_memory.offline.extraction.statements import analyse_sentence
-from z0_memory.offline.extraction.vocabulary import (
-    SLOT_BY_KEY,
-    find_phrases,
-    find_values,
-    is_rejected,
-    norm_value,
-    rebind,
-    term_pattern,
-)
+from z0_memory.offline.extraction.binding import is_rejected, rebind
+from z0_memory.offline.extraction.vocabulary import SLOT_BY_KEY, find_phrases, find_values, norm_value, term_pattern
 from z0_memory.redaction import REDACTED, redact_secrets
 from z0_memory.schemas import Candidate, normalize_segment
 from z0_memory.text import contains_cjk
@@ -264,13 +257,20 @@ def _candidate(s: Statement, project: str, existing: Sequence[ExistingMemory], i
     )
 
 
+def _rank(s: Statement) -> int:
+    if s.hedged:
+        return 0
+    return 1 if s.kind == "fact" and not s.confirms else 2
+
+
 def _dedupe(statements: Iterable[tuple[Statement, list[str]]], project: str) -> list[tuple[Statement, list[str]]]:
-    """One statement per key: a firm statement beats a hedge, a later one beats an earlier one."""
+    """One statement per key: a decision beats a description, a firm statement beats a hedge, and among equals the
+    later one wins ("We'll go with Fastify. Koa's plugins are thin" keeps Fastify)."""
     out: dict[str, tuple[Statement, list[str]]] = {}
     for n, (s, ids) in enumerate(statements):
         key = _key_for(s, project) or f"__keyless_{n}"
         prior = out.get(key)
-        if prior is not None and s.hedged and not prior[0].hedged:
+        if prior is not None and _rank(s) < _rank(prior[0]):
             continue
         out.pop(key, None)
         out[key] = (s, ids)

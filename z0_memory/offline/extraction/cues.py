@@ -25,10 +25,19 @@ HEDGE = re.compile(
     r"i feel like|i suspect|leaning (?:towards?|to)|inclined to|makes? (?:the most |more )?sense|"
     r"(?:can|could) we (?:use|try|go with|switch to|move to|adopt))\b"
     r"|也许|或许|可能|说不定|试试|试一下|要不要|要不|考虑|不确定|不一定|是不是可以|能不能|看看|评估一下|怎么样|如何|"
-    r"行不行|好不好|倾向于?|待定|再看",
+    r"行不行|好不好|倾向于?|待定|再看|还没想好|没想好|还没定|还没决定|先不定|再说吧?|还在纠结|拿不准"
+    r"|\b(?:not (?:yet )?(?:sure|decided|settled)|haven't (?:yet )?decided|have not (?:yet )?decided|"
+    r"still (?:deciding|undecided|figuring)|not (?:yet )?certain|up in the air|tbd|to be decided)\b",
     re.I,
 )
 UNSURE = re.compile(r"\b(?:not sure|unsure|undecided)\b|不确定|不一定|待定", re.I)
+# "not sure (yet) whether X", "还没想好": undecided, so a hedge (pending), never a negation that drops X
+UNDECIDED = re.compile(
+    r"\b(?:(?:i'?m|we'?re|i am|we are)\s+)?(?:not (?:yet )?(?:sure|decided|settled|certain)|haven't (?:yet )?decided|"
+    r"have not (?:yet )?decided|still (?:deciding|undecided))(?:\s+yet)?\b|还没想好|没想好|还没定|还没决定|先不定|"
+    r"还不确定|不确定|不一定",
+    re.I,
+)
 NEGATION = re.compile(
     r"\b(?:not|no longer|never mind|nevermind|don't|do not|won't|will not|isn't|aren't|without|avoid|instead of|"
     r"rather than)\b|算了|不用|(?<!要)不要|别用|不考虑|暂时不|放弃|弃用|不是|而不是|不再",

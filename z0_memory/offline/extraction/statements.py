@@ -30,6 +30,7 @@ from z0_memory.offline.extraction.cues import (
     ROLE_STATEMENT,
     STRONG_DECISION,
     SWITCH,
+    UNDECIDED,
     UNSURE,
 )
 from z0_memory.offline.extraction.model import (
@@ -46,15 +47,8 @@ from z0_memory.offline.extraction.model import (
     Mode,
     Statement,
 )
-from z0_memory.offline.extraction.vocabulary import (
-    ROLES,
-    Found,
-    bound_pairs,
-    find_phrases,
-    find_values,
-    norm_value,
-    pairs_in,
-)
+from z0_memory.offline.extraction.binding import bound_pairs, pairs_in
+from z0_memory.offline.extraction.vocabulary import ROLES, Found, find_phrases, find_values, norm_value
 from z0_memory.redaction import REDACTED
 from z0_memory.schemas import normalize_segment
 from z0_memory.text import contains_cjk
@@ -135,12 +129,22 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
         if mode == "skip":
             _attach_rejection(out, clause)
             continue
+        if mode == "hedge" and out and not pairs_in(clause) and not find_phrases(clause):
+            _hedge_previous(out, clause)  # "We'll use Redis, probably": a bare hedge clause hedges the one before
+            continue
         inherited = mode == ctx_mode_before and not PREFERENCE.search(clause) and not MY_PREFERENCE.search(clause)
         out.extend(_statements_for(clause, mode, person, negative, hedged=hedged, confirms=confirms, sentence=sentence,
                                    inherited=inherited))
     if why and out:
         out[-1].rationale = why
     return out
+
+
+def _hedge_previous(out: list[Statement], clause: str) -> None:
+    last = out[-1]
+    if last.slot is not None and last.kind != "preference":
+        last.hedged, last.confirms = True, False
+        last.confidence = CONF_UNSURE if UNSURE.search(clause) else CONF_HEDGE
 
 
 def _attach_rejection(out: list[Statement], clause: str) -> None:
@@ -158,9 +162,9 @@ def _clause_mode(
         return "preference", _person(pref), bool(NEGATIVE_PREFERENCE.search(clause))
     if MY_PREFERENCE.search(clause):
         return "preference", None, False
-    if NEGATION.search(clause) and not _pairs_before_negation(clause):
+    if _negated(clause) and not _pairs_before_negation(clause):
         return "skip", None, False
-    if hedged and (HEDGE.search(clause) or ctx.mode in (None, "hedge", "skip")):
+    if HEDGE.search(clause) or (ctx.mode == "hedge" and not (DECISION.search(clause) or FACT.search(clause))):
         return "hedge", None, False
     if proposal:
         return ("decision", None, False) if PROPOSAL_MARK.search(clause) else (None, None, False)
@@ -173,9 +177,14 @@ def _clause_mode(
     return None, None, False
 
 
+def _negated(clause: str) -> bool:
+    """A negation of its own: "not sure whether" and "还没想好" are undecided (hedges), not negations."""
+    return bool(NEGATION.search(UNDECIDED.sub(lambda m: " " * len(m.group(0)), clause)))
+
+
 def _pairs_before_negation(clause: str) -> bool:
     """"Hono, not Express" / "用 Gin，不用 Echo": the clause states a value before it rejects another."""
-    neg = NEGATION.search(clause)
+    neg = NEGATION.search(UNDECIDED.sub(lambda m: " " * len(m.group(0)), clause))
     return bool(neg and [v for v in pairs_in(clause[: neg.start()])])
 
 
