@@ -91,9 +91,73 @@ def is_rejected(text: str, found: Found) -> bool:
     return bool(REJECTED_BEFORE.search(text[: found.start]))
 
 
+# Words that end a value's name ("Redis cluster", "Hono app"): the thing's kind, not its name.
+_KIND_WORDS = frozenset(
+    "framework library lib tool tools service services platform server servers instance instances cluster version "
+    "setup stack plugin plugins app apps api apis sdk cli db database cache queue for as in on to with and or but "
+    "because since instead rather over from at by now then too also here there".split()
+)
+_NAME_AFTER = re.compile(r"[ \t]+([A-Z][\w.+#/-]*)")
+_OPEN_VALUE = re.compile(
+    r"(?i:\b(?:use|uses|using|used|go(?:ing)? with|went with|switch(?:ed|ing)?(?: over)? to|mov(?:e|ed|ing)(?: over)? to|"
+    r"migrat(?:e|ed|ing) to|pick(?:ed)?|chose|choose|settle(?:d)? on|adopt(?:ed|ing)?|stick(?:ing)? with|"
+    r"standardi[sz]e(?:d)? on|deploy(?:s|ed|ing)? (?:with|on|to|via)|host(?:s|ed|ing)? (?:on|with|at)|"
+    r"run(?:s|ning)? on|rel(?:y|ies) on|built (?:with|on)|"
+    r"(?:is|are) (?:run|built|done|managed|handled|tracked|hosted|deployed) (?:with|on|in|by|via)))"
+    r"\s+(?:(?i:the|our|a|an)\s+)?(?P<v>[A-Z0-9][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,3})"
+    r"|(?:用|使用|采用|选用|选|改用|换成|换用|定为|定成|部署在|托管在|跑在|迁移到|切换到|切到)\s*"
+    r"(?P<vz>[A-Za-z][\w.+#/-]*(?:[ \t]+[A-Za-z][\w.+#/-]*){0,2})"
+)
+
+
+def _extend(text: str, value: Found, taken: list[Found]) -> Found:
+    """A known value followed by capitalised name words is a longer name ("NATS JetStream", "React Native")."""
+    end = value.end
+    for _ in range(3):
+        m = _NAME_AFTER.match(text, end)
+        if not m or m.group(1).lower().rstrip(".") in _KIND_WORDS or any(t.start == m.start(1) for t in taken):
+            break
+        end = m.start(1) + len(m.group(1).rstrip(".,"))
+    if end == value.end:
+        return value
+    return Found(value.start, end, text[value.start:end], value.slot)
+
+
+def open_values(text: str, known: list[Found] | None = None) -> list[Found]:
+    """Values the vocabulary does not know, bound by a decision verb ("we deploy with Kamal", "改用 Biome")."""
+    known = find_values(text) if known is None else known
+    out = []
+    for m in _OPEN_VALUE.finditer(text):
+        group = "v" if m.group("v") else "vz"
+        start, end = m.start(group), m.start(group)
+        for word in re.finditer(r"\S+", m.group(group)):
+            if word.group(0).lower().rstrip(".,") in _KIND_WORDS:
+                break
+            end = start + word.start() + len(word.group(0).rstrip(".,"))
+        value = text[start:end]
+        if not value or REDACTED in value or not looks_like_a_name(value):
+            continue
+        if any(k.start < end and start < k.end for k in known):
+            continue
+        out.append(Found(start, end, text[start:end], None))
+    return out
+
+
+def leading_name(text: str, context: str) -> list[Found]:
+    """"Better Stack because ...": the name a switch's target starts with, filed under the one slot ``context``
+    names ("moved our logging from ..."); nothing when no single slot is named."""
+    m = re.match(r"(?:the\s+|our\s+)?([A-Z][\w.+#/-]*(?:[ \t]+[A-Z][\w.+#/-]*){0,3})", text)
+    slots = {p.slot for p in find_phrases(context) if p.slot is not None}
+    if not m or len(slots) != 1 or REDACTED in m.group(1) or not looks_like_a_name(m.group(1)):
+        return []
+    return [Found(m.start(1), m.end(1), m.group(1).rstrip(".,"), slots.pop())]
+
+
 def pairs_in(text: str) -> list[Found]:
     """The (value, slot) pairs a clause states, bound pairs first, rejected alternatives removed."""
-    values = [v for v in find_values(text) if REDACTED not in v.value]
+    known = [v for v in find_values(text) if REDACTED not in v.value]
+    known = [_extend(text, v, known) for v in known]
+    values = sorted(known + open_values(text, known), key=lambda v: v.start)
     phrases = find_phrases(text)
     bound = bound_pairs(text, values, phrases)
     out: list[Found] = []

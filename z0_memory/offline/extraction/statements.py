@@ -47,7 +47,7 @@ from z0_memory.offline.extraction.model import (
     Mode,
     Statement,
 )
-from z0_memory.offline.extraction.binding import bound_pairs, pairs_in
+from z0_memory.offline.extraction.binding import bound_pairs, is_rejected, leading_name, open_values, pairs_in
 from z0_memory.offline.extraction.vocabulary import ROLES, Found, find_phrases, find_values, norm_value
 from z0_memory.redaction import REDACTED
 from z0_memory.schemas import normalize_segment
@@ -91,7 +91,7 @@ def _switch_statement(sentence: str, *, hedged: bool, confirms: bool) -> Stateme
         m = pattern.search(body)
         if not m:
             continue
-        new_pairs = pairs_in(m.group("new"))
+        new_pairs = pairs_in(m.group("new")) or leading_name(m.group("new"), body)
         if not new_pairs:
             continue
         new = new_pairs[0]
@@ -259,9 +259,15 @@ def _substantive(clause: str) -> bool:
 
 
 def _keyless(clause: str, mode: Mode, sentence: str) -> list[Statement]:
-    """A statement with no slot: only strong decisions ("we decided ...") and conventions ("we never ...")."""
+    """A statement with no slot: strong decisions ("we decided ..."), a value no slot names bound by a decision verb
+    ("we'll use Zod for validation"; open vocabulary) and conventions ("we never ...")."""
     if mode == "decision" and STRONG_DECISION.search(clause) and _substantive(clause):
         return [Statement(kind="decision", slot=None, value=None, confidence=CONF_DECISION, text=sentence)]
+    named = [v for v in open_values(clause) if not is_rejected(clause, v)]
+    if named and mode in ("decision", "fact", "hedge") and _substantive(clause):
+        kind = "decision" if mode != "fact" or DECISION.search(clause) else "fact"
+        conf = {"hedge": CONF_HEDGE, "decision": CONF_DECISION}.get(mode, CONF_KEYLESS)
+        return [Statement(kind=kind, slot=None, value=None, confidence=conf, text=sentence, hedged=mode == "hedge")]
     if mode == "fact" and CONVENTION.search(clause) and _substantive(clause) and not is_question(clause):
         return [Statement(kind="fact", slot=None, value=None, confidence=CONF_KEYLESS, text=sentence)]
     return []

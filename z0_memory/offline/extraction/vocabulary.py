@@ -101,8 +101,10 @@ SLOTS: tuple[Slot, ...] = (
     _slot("tooling", "bundler", "bundler", "构建工具", "bundler;build tool;打包工具;构建工具",
           "Vite;webpack;esbuild;Rollup;Turbopack;Parcel;tsup;Rspack"),
     _slot("tooling", "monitoring", "monitoring", "监控",
-          "error tracking;error monitoring;monitoring;observability;错误监控;监控;可观测性",
-          "Sentry;Datadog;Grafana;Prometheus;New Relic;Honeycomb;OpenTelemetry"),
+          "error tracking;error monitoring;monitoring;observability;log management;logging;logs;错误监控;监控;可观测性;"
+          "日志",
+          "Sentry;Datadog;Grafana;Prometheus;New Relic;Honeycomb;OpenTelemetry;Honeybadger;Rollbar;Bugsnag;"
+          "Papertrail;Better Stack;Logtail;Loki;Splunk"),
     _slot("tooling", "orchestration", "workflow orchestrator", "任务编排",
           "orchestration;orchestrator;workflow engine;scheduler;任务编排;调度;编排", "Airflow;Dagster;Prefect;Luigi"),
     _slot("tooling", "bi", "BI tool", "BI 工具", "dashboards;dashboard;bi tool;bi;报表;看板;仪表盘",
