@@ -15,7 +15,16 @@ from z0_memory.offline.extraction.clauses import (
     split_sentences,
     strip_noise,
 )
-from z0_memory.offline.extraction.cues import HEDGE, PROPOSAL_MARK
+from z0_memory.offline.extraction.cues import (
+    ALTERNATIVE,
+    HEDGE,
+    NEGATION,
+    PROPOSAL_MARK,
+    QUESTION_TAG,
+    REJECTION,
+    WH_QUESTION,
+    YES_NO_START,
+)
 from z0_memory.offline.extraction.model import (
     CONF_ANSWER,
     CONF_HEDGE,
@@ -24,8 +33,8 @@ from z0_memory.offline.extraction.model import (
     Statement,
     TurnMessage,
 )
-from z0_memory.offline.extraction.statements import analyse_sentence
-from z0_memory.offline.extraction.binding import is_rejected, rebind
+from z0_memory.offline.extraction.statements import Acceptance, analyse_sentence
+from z0_memory.offline.extraction.binding import is_rejected, pairs_in, rebind
 from z0_memory.offline.extraction.vocabulary import SLOT_BY_KEY, find_phrases, find_values, norm_value, term_pattern
 from z0_memory.redaction import REDACTED, redact_secrets
 from z0_memory.schemas import Candidate, normalize_segment
@@ -33,13 +42,17 @@ from z0_memory.text import contains_cjk
 
 OFFLINE_EXTRACTOR_NAME = "offline-rules/1"
 
-def _analyse_message(text: str, *, proposal: bool = False) -> tuple[list[Statement], bool]:
+def _analyse_message(text: str) -> tuple[list[Statement], Acceptance]:
     statements: list[Statement] = []
-    accepted = False
-    for sentence in split_sentences(strip_noise(redact_secrets(text))):
-        found, bare = analyse_sentence(sentence, proposal=proposal)
+    accepted: Acceptance = None
+    clean = strip_noise(redact_secrets(text))
+    if REJECTION.match(clean.strip()):
+        accepted = "rejected"
+    for sentence in split_sentences(clean):
+        found, bare = analyse_sentence(sentence)
         statements.extend(found)
-        accepted = accepted or bare
+        if accepted is None or bare == "strong":
+            accepted = bare if accepted != "rejected" else accepted
     return statements, accepted
 
 
@@ -49,10 +62,15 @@ def _proposals(text: str, existing: Sequence[ExistingMemory], project: str) -> l
     """Keyed values an assistant message proposes, minus echoes of stored facts and ambiguous alternatives."""
     props: list[Statement] = []
     for sentence in split_sentences(strip_noise(redact_secrets(text))):
-        if not PROPOSAL_MARK.search(sentence):
-            continue
+        if not PROPOSAL_MARK.search(sentence) or (ALTERNATIVE.search(sentence) and len(find_values(sentence)) > 1):
+            continue  # "Redis or Memcached?": a bare yes picks neither
         found, _ = analyse_sentence(sentence, proposal=True)
         props.extend(s for s in found if s.slot is not None and s.value and s.kind != "preference")
+    return _one_value_per_key(props, existing, project)
+
+
+def _one_value_per_key(props: list[Statement], existing: Sequence[ExistingMemory], project: str) -> list[Statement]:
+    """Drop keys offered with two values (alternatives) and values already stored."""
     by_key: dict[str, list[Statement]] = {}
     for s in props:
         by_key.setdefault(_key_for(s, project) or "", []).append(s)
@@ -65,16 +83,41 @@ def _proposals(text: str, existing: Sequence[ExistingMemory], project: str) -> l
     return chosen
 
 
+def _claims(text: str, existing: Sequence[ExistingMemory], project: str) -> list[Statement]:
+    """What an assistant's statement or yes/no question asserts ("You deploy on Render, right?", "缓存用的是 Redis
+    吧？"): one value per key, none from a wh- or either-or question, none negated, none already stored."""
+    found: list[Statement] = []
+    for sentence in split_sentences(strip_noise(redact_secrets(text))):
+        body = QUESTION_TAG.sub("", sentence).strip()
+        asked = body != sentence.strip()
+        if asked and (WH_QUESTION.search(body) or ALTERNATIVE.search(body)):
+            continue
+        body = YES_NO_START.sub("", body) if asked else body
+        if not body or NEGATION.search(body) or HEDGE.search(body):
+            continue
+        for pair in pairs_in(body):
+            if pair.slot is not None:
+                found.append(Statement(kind="fact", slot=pair.slot, value=pair.value, text=sentence.strip(),
+                                       confidence=CONF_RESOLVED_CONFIRM, confirms=True))
+    return _one_value_per_key(found, existing, project)
+
+
 def _resolve_acceptance(
-    previous_assistant: TurnMessage | None, existing: Sequence[ExistingMemory], project: str
+    previous_assistant: TurnMessage | None, existing: Sequence[ExistingMemory], project: str, *, weak: bool
 ) -> tuple[list[Statement], list[str]]:
-    """What a bare "yes, let's do that" accepts: the assistant's proposal, else the newest pending memory."""
+    """What a bare "yes, let's do that" / "that's right" accepts: the assistant's proposal, else what its statement or
+    yes/no question asserts, else (a strong acceptance only) the newest pending memory."""
     if previous_assistant is not None:
+        ids = [previous_assistant.id] if previous_assistant.id else []
         props = _proposals(previous_assistant.text, existing, project)
         if props:
-            ids = [previous_assistant.id] if previous_assistant.id else []
             return [replace(p, confirms=True, hedged=False, confidence=CONF_RESOLVED_CONFIRM, kind="decision",
                             rationale=None) for p in props], ids
+        claims = _claims(previous_assistant.text, existing, project)
+        if claims:
+            return claims, ids
+    if weak:
+        return [], []
     pending = [m for m in existing if m.pending]
     if not pending:
         return [], []
@@ -303,8 +346,9 @@ def extract_candidates(
         statements, accepted = _analyse_message(message.text)
         if not statements and not accepted:
             statements = _short_answer(message.text, state.previous_assistant)
-        if accepted and not any(s.slot for s in statements):
-            resolved, extra_ids = _resolve_acceptance(state.previous_assistant, existing, project)
+        if accepted in ("strong", "weak") and not any(s.slot for s in statements):
+            resolved, extra_ids = _resolve_acceptance(state.previous_assistant, existing, project,
+                                                      weak=accepted == "weak")
             state.found.extend((s, [*extra_ids, *ids]) for s in resolved)
         state.found.extend((s, ids) for s in statements)
     candidates = (_candidate(s, project, existing, ids) for s, ids in _dedupe(state.found, project))

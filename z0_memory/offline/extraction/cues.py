@@ -45,10 +45,11 @@ NEGATION = re.compile(
 )
 CONFIRM_PREFIX = re.compile(
     r"^(?:(?:yes|yeah|yep|yup|ok(?:ay)?|sure|agreed|confirmed|correct|right|absolutely|definitely|great|perfect|"
+    r"exactly|indeed|precisely|of course|that'?s (?:right|correct|it)|you got it|spot on|"
     r"sounds (?:good|great|right)|that works|works for me|deal|fine|fair|lgtm|approved|go ahead)\b"
     r"(?:\s*(?:please|then))?"
     r")[\s,，.!！。:：]*"
-    r"|^(?:好的|好吧|好|行|可以|没问题|对的|对|嗯|OK|ok)(?:[\s,，.!！。:：]+|$)"
+    r"|^(?:好的|好吧|好|行|可以|没问题|没错|对的|对|是的|是|嗯+|正确|确实|当然|OK|ok)(?:[\s,，.!！。:：]+|$)"
     r"|^(?:同意|确定|确认|就这么定了?|就这样吧?|就这么办吧?)[\s,，.!！。:：]*",
     re.I,
 )
@@ -56,10 +57,30 @@ CONFIRM_ANYWHERE = re.compile(r"\b(?:confirmed|agreed|final|it is|that's settled
 ACCEPT_ONLY = re.compile(
     r"^(?:let'?s (?:do|go with|use|try) (?:that|it|this|those)|(?:go|going) with (?:that|it|this|your suggestion)|"
     r"do (?:that|it)|ship it|that works|works for me|sounds good|agreed|deal|please do|go ahead|make it so|"
-    r"use (?:that|it|this)|就这么办吧?|就这样吧?|就这么定了?|就用这个吧?|按你说的(?:办|来)?吧?|照你说的办|听你的|同意|可以|好的?)"
+    r"use (?:that|it|this)|就这么办吧?|就这样吧?|就这么定了?|就用这个吧?|按你说的(?:办|来)?吧?|照你说的办|听你的|同意|可以|好的?|"
+    r"that'?s (?:right|correct|it|true|the one)|(?:yes|yep|yeah),? (?:exactly|correct|right)|exactly|correct|right|"
+    r"indeed|precisely|you got it|spot on|you'?re right|that is (?:right|correct)|"
+    r"没错|对的?|是的|是这样的?|正确|确实|就是(?:这样|它)?|说得对|你说得对|嗯+)"
     r"[\s.!！。]*$",
     re.I,
 )
+# A token that looks like a credential the redaction patterns did not name (long, letters and digits mixed)
+SECRET_LIKE = re.compile(r"(?<![\w/.-])(?=[\w-]*\d)(?=[\w-]*[a-z])(?=[\w-]*[A-Z])[\w-]{24,}(?![\w/.-])")
+# A reply that refuses what the assistant said or proposed: it confirms nothing.
+REJECTION = re.compile(
+    r"^(?:no\b|nope|nah|not (?:that|really|quite|exactly)|actually,? no|wrong|incorrect|that'?s (?:wrong|not right)|"
+    r"不对|不是|不行|不要|不用|别|算了|错了|不太对)",
+    re.I,
+)
+# "..., right?", "对吧？": the tag that turns an assistant's statement into a yes/no question
+QUESTION_TAG = re.compile(
+    r"[\s,，]*(?:right|correct|yes|no|isn'?t it|aren'?t (?:you|they|we)|don'?t (?:you|we|they)|is that (?:right|correct)|"
+    r"am i right|对吧|对吗|是吗|是吧|没错吧|吧|吗|么|呢)?\s*[?？]+\s*$",
+    re.I,
+)
+YES_NO_START = re.compile(r"^(?:so,?\s+)?(?:do|does|did|is|are|was|were|will|would|have|has)\s+", re.I)
+WH_QUESTION = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b|什么|哪个|哪些|哪种|哪里|怎么|为什么|多少", re.I)
+ALTERNATIVE = re.compile(r"\bor\b|还是|或者|或是", re.I)
 DECISION = re.compile(
     r"\b(?:we(?:'ll| will| shall| are going to| 're going to)|let'?s|let us|going with|go with|we(?:'ve| have)? "
     r"decided|decided|decision|we chose|chose|we picked|picked|(?:we(?:'ve)? )?settled on|standardi[sz]e on|"

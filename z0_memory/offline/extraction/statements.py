@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 from z0_memory.offline.extraction.clauses import (
     content_terms,
@@ -28,6 +29,7 @@ from z0_memory.offline.extraction.cues import (
     PREFERENCE,
     PROPOSAL_MARK,
     ROLE_STATEMENT,
+    SECRET_LIKE,
     STRONG_DECISION,
     SWITCH,
     UNDECIDED,
@@ -53,28 +55,33 @@ from z0_memory.redaction import REDACTED
 from z0_memory.schemas import normalize_segment
 from z0_memory.text import contains_cjk
 
-def analyse_sentence(sentence: str, *, proposal: bool = False) -> tuple[list[Statement], bool]:
-    """Statements in one sentence, and whether the sentence is a bare acceptance ("yes, let's do that")."""
+Acceptance = Literal["strong", "weak", "rejected"] | None
+
+
+def analyse_sentence(sentence: str, *, proposal: bool = False) -> tuple[list[Statement], Acceptance]:
+    """Statements in one sentence, and whether the sentence is a bare acceptance: "strong" ("yes, let's do that",
+    "that's right", "没错"), "weak" (a lone "ok" / "yes" / "对": enough to answer a yes/no question, not to adopt a
+    pending idea), else None."""
     sentence = sentence.strip()
-    if not sentence or REDACTED in sentence or (is_chitchat(sentence) and not CONFIRM_PREFIX.match(sentence)):
-        return [], False
+    if not sentence or (is_chitchat(sentence) and not CONFIRM_PREFIX.match(sentence)):
+        return [], None
     confirms = False
     prefix = CONFIRM_PREFIX.match(sentence)
     if prefix and not proposal:
         rest = sentence[prefix.end() :].strip()
         if not rest or ACCEPT_ONLY.match(rest):
-            return [], _is_strong_acceptance(sentence, rest)
+            return [], "strong" if _is_strong_acceptance(sentence, rest) else "weak"
         sentence, confirms = rest, True
     hedged = bool(HEDGE.search(sentence))
     if is_question(sentence) and not hedged and not proposal:
-        return [], False
+        return [], None
     if is_chitchat(sentence):
-        return [], False
+        return [], None
     confirms = (confirms or bool(CONFIRM_ANYWHERE.search(sentence))) and not hedged
     switched = _switch_statement(sentence, hedged=hedged, confirms=confirms)
     if switched is not None:
-        return [switched], False
-    return _clause_statements(sentence, hedged=hedged, confirms=confirms, proposal=proposal), False
+        return [switched], None
+    return _clause_statements(sentence, hedged=hedged, confirms=confirms, proposal=proposal), None
 
 
 def _is_strong_acceptance(sentence: str, rest: str) -> bool:
@@ -86,6 +93,8 @@ def _is_strong_acceptance(sentence: str, rest: str) -> bool:
 
 
 def _switch_statement(sentence: str, *, hedged: bool, confirms: bool) -> Statement | None:
+    if REDACTED in sentence or SECRET_LIKE.search(sentence):
+        return None
     body, why = split_rationale(sentence)
     for pattern in SWITCH:
         m = pattern.search(body)
@@ -121,6 +130,8 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
     ctx = ClauseContext()
     out: list[Statement] = []
     for clause in split_clauses(body):
+        if REDACTED in clause or SECRET_LIKE.search(clause):
+            continue  # the secret's clause says nothing storable; the rest of the sentence still counts
         ctx_mode_before = ctx.mode
         mode, person, negative = _clause_mode(clause, ctx, hedged=hedged, confirms=confirms, proposal=proposal)
         if mode is None:
