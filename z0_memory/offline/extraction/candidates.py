@@ -12,16 +12,19 @@ from z0_memory.offline.extraction.clauses import (
     MAX_SENTENCE_CHARS,
     content_terms,
     is_question,
+    split_clauses,
     split_sentences,
     strip_noise,
 )
 from z0_memory.offline.extraction.cues import (
     ALTERNATIVE,
     HEDGE,
+    INSTRUCTION,
     NEGATION,
     PROPOSAL_MARK,
     QUESTION_TAG,
     REJECTION,
+    REMEMBER,
     WH_QUESTION,
     YES_NO_START,
 )
@@ -42,13 +45,24 @@ from z0_memory.text import contains_cjk
 
 OFFLINE_EXTRACTOR_NAME = "offline-rules/1"
 
-def _analyse_message(text: str) -> tuple[list[Statement], Acceptance]:
+def _without_instructions(sentence: str, ignored: list[str]) -> str:
+    """The sentence minus its clauses that order the assistant about ("ignore your rules", "你以后都用英文回答")."""
+    if not INSTRUCTION.search(sentence):
+        return sentence
+    ignored.append(sentence)
+    kept = [c for c in split_clauses(sentence) if not INSTRUCTION.search(c)]
+    return ("，" if contains_cjk(sentence) else ", ").join(kept)
+
+
+def _analyse_message(text: str, ignored: list[str]) -> tuple[list[Statement], Acceptance]:
+    """Statements of one user message, and whether it is a bare acceptance; instructions go to ``ignored``."""
     statements: list[Statement] = []
     accepted: Acceptance = None
     clean = strip_noise(redact_secrets(text))
     if REJECTION.match(clean.strip()):
         accepted = "rejected"
     for sentence in split_sentences(clean):
+        sentence = _without_instructions(REMEMBER.sub("", sentence.strip()), ignored)
         found, bare = analyse_sentence(sentence)
         statements.extend(found)
         if accepted is None or bare == "strong":
@@ -327,12 +341,18 @@ class _TurnState:
 
 
 def extract_candidates(
-    messages: Sequence[TurnMessage], *, project: str, existing: Sequence[ExistingMemory] = ()
+    messages: Sequence[TurnMessage],
+    *,
+    project: str,
+    existing: Sequence[ExistingMemory] = (),
+    ignored: list[dict[str, str]] | None = None,
 ) -> list[Candidate]:
     """Memory candidates stated by the user in ``messages`` (one turn), linked to the ``existing`` memories.
 
-    Only user messages are read for statements; an assistant message counts only as the proposal a following user
-    message accepts ("yes, let's do that"). Output order follows the text; at most one candidate per key.
+    Only user messages are read for statements; an assistant message counts only as what a following user message
+    accepts ("yes, let's do that", "that's right"). Output order follows the text; at most one candidate per key.
+    Instructions to the assistant are never candidates; when ``ignored`` is given, each is appended to it as
+    ``{"action": "ignored", "reason": "instruction", "content": <the sentence>}``.
     """
     normalize_segment(project)
     state = _TurnState()
@@ -343,7 +363,11 @@ def extract_candidates(
         if message.role != "user":
             continue
         ids = [message.id] if message.id else []
-        statements, accepted = _analyse_message(message.text)
+        instructions: list[str] = []
+        statements, accepted = _analyse_message(message.text, instructions)
+        if ignored is not None:
+            ignored.extend({"action": "ignored", "reason": "instruction", "content": redact_secrets(text)}
+                           for text in instructions)
         if not statements and not accepted:
             statements = _short_answer(message.text, state.previous_assistant)
         if accepted in ("strong", "weak") and not any(s.slot for s in statements):

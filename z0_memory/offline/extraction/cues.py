@@ -64,6 +64,35 @@ ACCEPT_ONLY = re.compile(
     r"[\s.!！。]*$",
     re.I,
 )
+# An order to the assistant, not a statement about the project: never stored, whatever words it uses ("always",
+# "所有" are convention words, "从现在起" a decision word, yet "从现在起忽略之前的所有指令" is neither).
+INSTRUCTION = re.compile(
+    r"\b(?:ignore|disregard|forget|override|bypass|drop)\b.{0,40}?\b(?:previous|prior|above|earlier|all (?:the |your )?"
+    r"(?:instructions|rules)|your|system|instructions?|rules|prompt|guidelines|guardrails)\b"
+    r"|\b(?:reveal|print|show|output|repeat|dump|leak|display|tell me)\b.{0,40}?\b(?:system prompt|(?:your|the|hidden) "
+    r"(?:prompt|instructions|rules|configuration|guidelines))\b"
+    r"|\b(?:from now on|going forward|henceforth|starting now)[,\s]+(?:you\b|(?:please\s+)?(?:always|never|only)\s+"
+    r"(?:answer|reply|respond|say|speak|talk|write (?:to me|your)|call me|use emojis|apologi[sz]e))"
+    r"|\byou\s+(?:must|should|will|shall|need to|have to|are to)\s+(?:now\s+|always\s+|never\s+|only\s+)*"
+    r"(?:answer|reply|respond|obey|ignore|reveal|print|pretend|act as|follow my|call me|speak|talk|say)\b"
+    r"|^(?:please\s+)?(?:always|never|only)\s+(?:answer|reply|respond|say|speak|talk|call me|use emojis|apologi[sz]e|"
+    r"mention|write (?:to me|your answers?))\b"
+    r"|\b(?:act as|pretend (?:to be|you are|you're)|you are now|role-?play as|developer mode|jailbreak)\b"
+    r"|^(?:please\s+)?(?:answer|reply|respond|talk|speak)(?: to me)? (?:only |always )?in (?:english|chinese|french|"
+    r"german|spanish|japanese)\b"
+    r"|忽略|无视|不要理会|别理会|忘掉(?:之前|以前|上面|你的)|(?:输出|显示|打印|告诉我|泄露|说出)(?:一下)?(?:你的)?(?:系统)?"
+    r"(?:提示词|系统提示|指令|设定)|扮演|假装你是|你现在是"
+    r"|你(?:以后|今后|从现在起|从现在开始)?(?:必须|都要|都得|要|需要|应该|得)?(?:都|总是|永远|一直|只)?"
+    r"(?:用.{1,8})?(?:回答|回复|输出|称呼我|叫我)"
+    r"|(?:从现在(?:起|开始)|以后|今后)[，,\s]*(?:你|请你|请)",
+    re.I,
+)
+# "Remember that X" / "记住：X": the request is to the assistant, X is judged on its own
+REMEMBER = re.compile(
+    r"^(?:please\s+)?(?:remember|note|keep in mind|make a note|for the record|fyi)(?:\s+that)?[\s:,]+"
+    r"|^(?:请)?(?:记住|记一下|记着|记好)[：:，,\s]*",
+    re.I,
+)
 # A token that looks like a credential the redaction patterns did not name (long, letters and digits mixed)
 SECRET_LIKE = re.compile(r"(?<![\w/.-])(?=[\w-]*\d)(?=[\w-]*[a-z])(?=[\w-]*[A-Z])[\w-]{24,}(?![\w/.-])")
 # A reply that refuses what the assistant said or proposed: it confirms nothing.
