@@ -23,8 +23,10 @@ from z0_memory.offline.extraction.cues import (
     NEGATION,
     PROPOSAL_MARK,
     QUESTION_TAG,
+    REASON_SENTENCE,
     REJECTION,
     REMEMBER,
+    SO_SENTENCE,
     WH_QUESTION,
     YES_NO_START,
 )
@@ -61,10 +63,22 @@ def _analyse_message(text: str, ignored: list[str]) -> tuple[list[Statement], Ac
     clean = strip_noise(redact_secrets(text))
     if REJECTION.match(clean.strip()):
         accepted = "rejected"
+    previous: list[Statement] = []
+    previous_text = ""
     for sentence in split_sentences(clean):
         sentence = _without_instructions(REMEMBER.sub("", sentence.strip()), ignored)
+        reason = REASON_SENTENCE.match(sentence)
+        if reason and previous and not any(s.rationale for s in previous):
+            for s in previous:  # the reason for the sentence before, not a statement of its own
+                s.rationale = sentence[reason.end():].strip(" .。!！")
+            previous, previous_text = [], sentence
+            continue
         found, bare = analyse_sentence(sentence)
+        if found and not previous and previous_text and SO_SENTENCE.match(sentence):
+            for s in found:
+                s.rationale = s.rationale or previous_text.strip(" .。!！")
         statements.extend(found)
+        previous, previous_text = found, sentence
         if accepted is None or bare == "strong":
             accepted = bare if accepted != "rejected" else accepted
     return statements, accepted
@@ -112,7 +126,7 @@ def _claims(text: str, existing: Sequence[ExistingMemory], project: str) -> list
         for pair in pairs_in(body):
             if pair.slot is not None:
                 found.append(Statement(kind="fact", slot=pair.slot, value=pair.value, text=sentence.strip(),
-                                       confidence=CONF_RESOLVED_CONFIRM, confirms=True))
+                                       confidence=CONF_RESOLVED_CONFIRM, confirms=True, said_by="assistant"))
     return _one_value_per_key(found, existing, project)
 
 
@@ -126,7 +140,7 @@ def _resolve_acceptance(
         props = _proposals(previous_assistant.text, existing, project)
         if props:
             return [replace(p, confirms=True, hedged=False, confidence=CONF_RESOLVED_CONFIRM, kind="decision",
-                            rationale=None) for p in props], ids
+                            rationale=None, said_by="assistant") for p in props], ids
         claims = _claims(previous_assistant.text, existing, project)
         if claims:
             return claims, ids
@@ -174,7 +188,8 @@ def _statement_from_memory(memory: ExistingMemory) -> Statement:
         _, category, entity = memory.key.split(":")
         slot = SLOT_BY_KEY.get((category, entity))
     return Statement(kind="decision", slot=slot, value=memory.value, confidence=CONF_RESOLVED_CONFIRM,
-                      text=memory.content, confirms=True, category_override=category, entity_override=entity)
+                      text=memory.content, confirms=True, category_override=category, entity_override=entity,
+                      said_by="memory")
 
 
 # --- candidates ---------------------------------------------------------------------------------------------
@@ -213,12 +228,27 @@ def _content(s: Statement, project: str) -> str:
     zh = contains_cjk(s.text)
     if s.value is None:
         return _keyless_content(s, project, zh)
+    if s.said_by == "user":
+        return _user_content(s, project, zh)
     if s.category_override == "people":
         return _people_content(s, project, zh)
     if s.kind == "preference":
         return (f"{_who(s, zh)}偏好{_label(s, zh)}用 {s.value}。" if zh
                 else f"{_who(s, zh)} prefers {s.value} as the {_label(s, zh)}.")
     return _decision_content(s, project, zh)
+
+
+def _user_content(s: Statement, project: str, zh: bool) -> str:
+    """The user's own clause, said where it applies ("shop, backend framework: We'll go with Fastify"), with its
+    reason when the reason came from elsewhere in the message."""
+    label = s.label_override or _label(s, zh)
+    text = s.text.strip().rstrip("。.!！;；,，")
+    why = s.rationale if s.rationale and norm_value(s.rationale) not in norm_value(text) else None
+    if zh:
+        tentative = "（未定）" if s.hedged else ""
+        return f"{project} 项目，{label}：{text}{tentative}{'（原因：' + why + '）' if why else ''}。"
+    tentative = " (tentative)" if s.hedged else ""
+    return f"{project} project, {label}: {text}{tentative}{' (because ' + why + ')' if why else ''}."
 
 
 def _decision_content(s: Statement, project: str, zh: bool) -> str:

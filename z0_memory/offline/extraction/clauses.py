@@ -64,8 +64,14 @@ def split_clauses(sentence: str) -> list[str]:
 
 
 def split_rationale(text: str) -> tuple[str, str | None]:
-    """Split a because-clause off ``text``: (the rest, the reason)."""
+    """Split a because-clause off ``text``: (the rest, the reason). A leading one ("Because X, we use Y", "为了 X，
+    我们用 Y") ends at the first comma."""
     m = RATIONALE.search(text)
+    if m and not text[: m.start()].strip():
+        group = "why" if m.group("why") is not None else "why_zh"
+        lead = re.match(r"(?P<why>[^,，;；]+)[,，;；]\s*(?P<rest>.+)$", text[m.start(group):], re.S)
+        if lead:
+            return lead.group("rest"), lead.group("why").strip(" ,，.。!！") or None
     if m:
         why = (m.group("why") or m.group("why_zh") or "").strip(" ,，.。!！")
         return text[: m.start()].rstrip(" ,，"), why or None

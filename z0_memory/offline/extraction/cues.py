@@ -165,9 +165,17 @@ NOT_A_NAME = frozenset(
 )
 RATIONALE = re.compile(
     r"\b(?:because|since|due to|given that|so that|as it|as they|as we)\b\s*(?P<why>.+)$"
-    r"|(?:因为|由于|原因是|毕竟)\s*(?P<why_zh>.+)$",
+    r"|(?:因为|由于|原因是|毕竟|为了)\s*(?P<why_zh>.+)$",
     re.I | re.S,
 )
+# A sentence that is the reason for the one before it ("We'll use Hono. Because the edge runtime matters.")
+REASON_SENTENCE = re.compile(
+    r"^(?:(?:that'?s|it'?s|this is|mainly|mostly|partly) because|because|since|the (?:main )?reason (?:is|being)|"
+    r"reason:|主要是因为|主要因为|因为|由于|原因是|理由是|为了)[\s,，:：]*",
+    re.I,
+)
+# A sentence that follows from the one before it ("Cold starts hurt. So we moved to Fastify.")
+SO_SENTENCE = re.compile(r"^(?:so|therefore|hence|that'?s why|which is why|所以|因此|于是)\b[\s,，]*", re.I)
 SO_RATIONALE = re.compile(r"^(?P<why>.+?)(?:[，,]\s*(?:so|所以|因此|于是)|[，,]\s*(?=换成|改用|换用))", re.I)
 
 
