@@ -396,7 +396,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'':9}" + " ".join(f"{title:>12}" for _, title in COLUMNS))
     for name in order:
         fig = result[name]
-        print(f"{name:9}" + " ".join(f"{fig[col]!s:>12}" for col, _ in COLUMNS))
+        shown = {**fig, "hedges_persisted": f"{fig['hedges_persisted']}/{fig['hedges']}",
+                 "instructions_persisted": f"{fig['instructions_persisted']}/{fig['instructions']}"}
+        print(f"{name:9}" + " ".join(f"{shown[col]!s:>12}" for col, _ in COLUMNS))
     for split, outcomes in result["recall_by_outcome"].items():
         print(f"recall by labelled outcome ({split}):", ", ".join(f"{k} {v}" for k, v in outcomes.items()))
     for miss in report.misses[:args.show_errors]:

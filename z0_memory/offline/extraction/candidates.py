@@ -115,7 +115,10 @@ def _claims(text: str, existing: Sequence[ExistingMemory], project: str) -> list
     """What an assistant's statement or yes/no question asserts ("You deploy on Render, right?", "缓存用的是 Redis
     吧？"): one value per key, none from a wh- or either-or question, none negated, none already stored."""
     found: list[Statement] = []
-    for sentence in split_sentences(strip_noise(redact_secrets(text))):
+    sentences = split_sentences(strip_noise(redact_secrets(text)))
+    if sentences and QUESTION_TAG.search(sentences[-1]):
+        sentences = sentences[-1:]  # a reply to a closing question answers that question
+    for sentence in sentences:
         body = QUESTION_TAG.sub("", sentence).strip()
         asked = body != sentence.strip()
         if asked and (WH_QUESTION.search(body) or ALTERNATIVE.search(body)):

@@ -43,7 +43,7 @@ SLOTS: tuple[Slot, ...] = (
           "Gin;Echo;Actix|Actix Web;Axum;Laravel;Phoenix;Litestar;Starlette;Elysia", area="backend"),
     _slot("stack", "frontend_framework", "frontend framework", "前端框架",
           "frontend framework;frontend;front end;front-end;ui framework;web app;前端框架;前端",
-          "React;Vue|Vue.js;Svelte;SvelteKit;SolidJS|Solid;Angular;Next.js|NextJS;Nuxt;Remix;Astro;Qwik",
+          "React;Vue|Vue.js;Svelte;SvelteKit;SolidJS|=Solid;Angular;Next.js|NextJS;Nuxt;Remix;Astro;Qwik",
           area="frontend"),
     _slot("stack", "language", "language", "开发语言",
           "programming language;language;编程语言;开发语言;语言",
