@@ -16,7 +16,8 @@ _CONNECTORS = (
     r"(?:[:：=]|->|→|will be|should be|is going to be|is|are|uses?|using|runs? on|is (?:deployed|hosted|running)"
     r" (?:on|to|at)|(?:deployed|hosted|built|written) (?:on|to|in|with)|will be built in|goes? to|follows?|"
     r"(?:are|is) (?:run|written|done|managed|handled|built|tracked) (?:with|in|by|on)|"
-    r"用的是|统一用|一律用|都用|就用|还是用|还是|使用|采用|选用|定为|定成|改为|改用|是|用|部署在|跑在|托管在|放在)"
+    r"用的是|统一用|一律用|都用|就用|还是用|还是|(?:直接|先|主要|全部|目前|现在|暂时)?(?:使用|用)|采用|选用|定为|定成|改为|改用|"
+    r"(?:我们)?选(?:了|择)?|是|部署在|跑在|托管在|放在)"
 )
 _CONNECT_AFTER_SLOT = re.compile(rf"^\s*(?:{_CONNECTORS}|on|with|via|through|at)\s*(?:the\s+|our\s+)?$", re.I)
 _GENERIC_AFTER_SLOT = re.compile(

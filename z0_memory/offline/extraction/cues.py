@@ -116,7 +116,7 @@ DECISION = re.compile(
     r"from now on|going forward|it is|stick(?:ing)? with|switch(?:ing)? to|mov(?:e|ing) to|migrat(?:e|ing) to|"
     r"adopt(?:ing)?|"
     r"will be (?:built|written|done|using)|is going to be)\b|^(?:use|pick|choose)\b"
-    r"|决定|定为|定成|定了|就用|选用|采用|选定|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|就这么定|用.{1,30}吧$",
+    r"|决定|定为|定成|定了|就用|直接用|选用|采用|选定|(?:我们|就)选(?:了|择)?|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|就这么定|用.{1,30}吧$",
     re.I,
 )
 STRONG_DECISION = re.compile(r"\b(?:decided|decision)\b|决定", re.I)
