@@ -17,11 +17,14 @@ _CONNECTORS = (
     r" (?:on|to|at)|(?:deployed|hosted|built|written) (?:on|to|in|with)|will be built in|goes? to|follows?|"
     r"(?:are|is) (?:run|written|done|managed|handled|built|tracked) (?:with|in|by|on)|"
     r"用的是|统一用|一律用|都用|就用|还是用|还是|(?:直接|先|主要|全部|目前|现在|暂时)?(?:使用|用)|采用|选用|定为|定成|改为|改用|"
-    r"(?:我们)?选(?:了|择)?|是|部署在|跑在|托管在|放在)"
+    r"(?:我们)?选(?:了|择)?|是|部署在|跑在|托管在|(?:目前|现在|都)?(?:放在|在))"
 )
-_CONNECT_AFTER_SLOT = re.compile(rf"^\s*(?:{_CONNECTORS}|on|with|via|through|at)\s*(?:the\s+|our\s+)?$", re.I)
+# "deployment target is X", "CI provider: X": a kind word may sit between the slot phrase and its connector
+_KIND_AFTER_SLOT = r"(?:\s+(?:target|choice|provider|engine|platform|tool|tooling|layer|service|solution|option|vendor|of choice))?"
+_CONNECT_AFTER_SLOT = re.compile(
+    rf"^{_KIND_AFTER_SLOT}\s*(?:{_CONNECTORS}|on|with|via|through|at)\s*(?:the\s+|our\s+)?$", re.I)
 _GENERIC_AFTER_SLOT = re.compile(
-    rf"^\s*{_CONNECTORS}\s*(?:the\s+|our\s+)?"
+    rf"^{_KIND_AFTER_SLOT}\s*{_CONNECTORS}\s*(?:the\s+|our\s+)?"
     r"(?P<v>[A-Za-z0-9][\w.+#/-]*(?:[ \t]+(?:[A-Z0-9][\w.+#/-]*|characters|chars|columns|spaces))?)",
     re.I,
 )
@@ -103,7 +106,7 @@ _OPEN_VALUE = re.compile(
     r"(?i:\b(?:use|uses|using|used|go(?:ing)? with|went with|switch(?:ed|ing)?(?: over)? to|mov(?:e|ed|ing)(?: over)? to|"
     r"migrat(?:e|ed|ing) to|pick(?:ed)?|chose|choose|settle(?:d)? on|adopt(?:ed|ing)?|stick(?:ing)? with|"
     r"standardi[sz]e(?:d)? on|deploy(?:s|ed|ing)? (?:with|on|to|via)|host(?:s|ed|ing)? (?:on|with|at)|"
-    r"run(?:s|ning)? on|rel(?:y|ies) on|built (?:with|on)|"
+    r"run(?:s|ning)? on|rel(?:y|ies) on|built (?:with|on|in)|opt(?:ed|ing)? for|"
     r"(?:is|are) (?:run|built|done|managed|handled|tracked|hosted|deployed) (?:with|on|in|by|via)))"
     r"\s+(?:(?i:the|our|a|an)\s+)?(?P<v>[A-Z0-9][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,3})"
     r"|(?:用|使用|采用|选用|选|改用|换成|换用|定为|定成|部署在|托管在|跑在|迁移到|切换到|切到)\s*"
@@ -116,9 +119,12 @@ def _extend(text: str, value: Found, taken: list[Found]) -> Found:
     end = value.end
     for _ in range(3):
         m = _NAME_AFTER.match(text, end)
-        if not m or m.group(1).lower().rstrip(".") in _KIND_WORDS or any(t.start == m.start(1) for t in taken):
+        if not m or m.group(1).lower().rstrip(".") in _KIND_WORDS:
             break
-        end = m.start(1) + len(m.group(1).rstrip(".,"))
+        known = next((t for t in taken if t.start == m.start(1)), None)
+        if known is not None and known.slot != value.slot:
+            break  # a known value of the same slot continues the name ("AWS ECS"); another slot's does not
+        end = known.end if known is not None else m.start(1) + len(m.group(1).rstrip(".,"))
     if end == value.end:
         return value
     return Found(value.start, end, text[value.start:end], value.slot)
@@ -157,7 +163,8 @@ def leading_name(text: str, context: str) -> list[Found]:
 def pairs_in(text: str) -> list[Found]:
     """The (value, slot) pairs a clause states, bound pairs first, rejected alternatives removed."""
     known = [v for v in find_values(text) if REDACTED not in v.value]
-    known = [_extend(text, v, known) for v in known]
+    extended = [_extend(text, v, known) for v in known]
+    known = [v for v in extended if not any(o.start < v.start < o.end for o in extended)]
     values = sorted(known + open_values(text, known), key=lambda v: v.start)
     phrases = find_phrases(text)
     bound = bound_pairs(text, values, phrases)

@@ -114,7 +114,7 @@ DECISION = re.compile(
     r"\b(?:we(?:'ll| will| shall| are going to| 're going to)|let'?s|let us|going with|go with|we(?:'ve| have)? "
     r"decided|decided|decision|we chose|chose|we picked|picked|(?:we(?:'ve)? )?settled on|standardi[sz]e on|"
     r"from now on|going forward|it is|stick(?:ing)? with|switch(?:ing)? to|mov(?:e|ing) to|migrat(?:e|ing) to|"
-    r"adopt(?:ing)?|"
+    r"adopt(?:ing)?|ended up (?:with|going with|picking|using|choosing|on)|opt(?:ed|ing)? for|picking|choosing|went with|"
     r"will be (?:built|written|done|using)|is going to be)\b|^(?:use|pick|choose)\b"
     r"|决定|定为|定成|定了|就用|直接用|选用|采用|选定|(?:我们|就)选(?:了|择)?|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|就这么定|用.{1,30}吧$",
     re.I,
@@ -124,7 +124,7 @@ FACT = re.compile(
     r"\b(?:we(?:'re| are)\s+(?:now\s+|still\s+|currently\s+)?on|"
     r"we(?:'re| are)?\s+(?:always\s+|never\s+|currently\s+|now\s+)?(?:use|using|run|deploy|host|write|lint|"
     r"format|store|keep|build|follow|are on|'re on)|our|all|every|always|never|must|is written in|are written in|"
-    r"is built (?:with|on)|(?:is|are) (?:deployed|hosted|running|stored)|runs? on|lives? (?:in|on)|uses?|follows?|"
+    r"(?:is|are) built (?:with|on|in)|(?:is|are) (?:deployed|hosted|running|stored)|runs? on|lives? (?:in|on)|uses?|follows?|"
     r"owns?|handles?|leads?|maintains?|in charge of|responsible for)\b"
     r"|我们(?:一直|都|现在|目前)?(?:用|使用|采用|在用)|我们的|所有|一律|统一|都用|一直用|部署在|跑在|托管在|用的是|是用|负责",
     re.I,

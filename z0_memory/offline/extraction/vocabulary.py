@@ -119,7 +119,7 @@ SLOTS: tuple[Slot, ...] = (
           "issue tracker;ticket tracker;tickets;任务管理;项目管理", "Linear;Jira;GitHub Issues;Trello"),
     _slot("process", "deploy", "deployment platform", "部署平台",
           "deployment platform;deployment;deploys;deploy;hosting;hosted;部署平台;部署;托管;上线",
-          "Fly.io|Fly;Vercel;Render;Railway;Heroku;Netlify;Cloudflare Workers;Cloudflare Pages;Kubernetes|k8s;"
+          "Fly.io|Fly;Alibaba Cloud|阿里云;Tencent Cloud|腾讯云;Huawei Cloud|华为云;Vercel;Render;Railway;Heroku;Netlify;Cloudflare Workers;Cloudflare Pages;Kubernetes|k8s;"
           "ECS;AWS Lambda|Lambda;DigitalOcean;Hetzner;Cloud Run;AWS;GCP;Azure", area="deploy"),
     _slot("process", "branching", "branching model", "分支策略",
           "branching model;branching strategy;branch strategy;branching;分支策略;分支模型",
