@@ -360,6 +360,9 @@ def _dedupe(statements: Iterable[tuple[Statement, list[str]]], project: str) -> 
     for n, (s, ids) in enumerate(statements):
         key = _key_for(s, project) or f"__keyless_{n}"
         prior = out.get(key)
+        if prior is not None and s.hedged and not prior[0].hedged and norm_value(s.value) != norm_value(prior[0].value):
+            key = f"{key}|{norm_value(s.value)}"  # "SQLite for now, maybe Postgres later": both, the later one pending
+            prior = out.get(key)
         if prior is not None and _rank(s) < _rank(prior[0]):
             continue
         out.pop(key, None)

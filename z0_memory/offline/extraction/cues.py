@@ -30,6 +30,21 @@ HEDGE = re.compile(
     r"still (?:deciding|undecided|figuring)|not (?:yet )?certain|up in the air|tbd|to be decided)\b",
     re.I,
 )
+# What makes a hedge a tentative choice rather than an opinion: a proposal word or a verb of using/choosing
+HEDGE_PROPOSAL = re.compile(
+    r"\b(?:maybe|perhaps|possibly|might|could|what about|how about|why not|should|shall|consider(?:ing)?|"
+    r"leaning|inclined|probably|try(?:ing)?|use|using|go(?:ing)? with|switch(?:ing)?|mov(?:e|ing)|adopt(?:ing)?|"
+    r"pick(?:ing)?|choos(?:e|ing)|whether|tentative(?:ly)?|makes? (?:the most |more )?sense|(?:good|better|best) fit|"
+    r"fits?|suits?|go for|worth)\b"
+    r"|也许|或许|可能|说不定|要不|试|考虑|倾向|用|换|选|上",
+    re.I,
+)
+# Asking the assistant's opinion is a question, not a tentative choice ("你觉得 Rust 怎么样？")
+OPINION_QUESTION = re.compile(
+    r"^(?:what do you think|what'?s your (?:take|opinion)|do you (?:think|like|recommend)|thoughts on|is .{1,30} "
+    r"(?:any good|worth it|production[- ]ready))|^(?:你觉得|你认为|你怎么看|你推荐)",
+    re.I,
+)
 UNSURE = re.compile(r"\b(?:not sure|unsure|undecided)\b|不确定|不一定|待定", re.I)
 # "not sure (yet) whether X", "还没想好": undecided, so a hedge (pending), never a negation that drops X
 UNDECIDED = re.compile(
@@ -114,7 +129,7 @@ DECISION = re.compile(
     r"\b(?:we(?:'ll| will| shall| are going to| 're going to)|let'?s|let us|going with|go with|we(?:'ve| have)? "
     r"decided|decided|decision|we chose|chose|we picked|picked|(?:we(?:'ve)? )?settled on|standardi[sz]e on|"
     r"from now on|going forward|it is|stick(?:ing)? with|switch(?:ing)? to|mov(?:e|ing) to|migrat(?:e|ing) to|"
-    r"adopt(?:ing)?|ended up (?:with|going with|picking|using|choosing|on)|opt(?:ed|ing)? for|picking|choosing|went with|"
+    r"adopt(?:ing)?|i meant|correction|(?:it|that) should be|ended up (?:with|going with|picking|using|choosing|on)|opt(?:ed|ing)? for|picking|choosing|went with|"
     r"will be (?:built|written|done|using)|is going to be)\b|^(?:use|pick|choose)\b"
     r"|决定|定为|定成|定了|就用|直接用|选用|采用|选定|(?:我们|就)选(?:了|择)?|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|就这么定|用.{1,30}吧$",
     re.I,
@@ -157,6 +172,7 @@ OWNER = re.compile(
 )
 ROLE_STATEMENT = re.compile(
     r"(?P<who>\b[A-Z][a-z]{1,20}\b)\s+is\s+(?:our|the|now the|now our)\s+(?P<role>[\w\s-]{2,40})"
+    r"|\b(?:our|the)\s+(?P<role2>[\w -]{2,30}?)\s+is\s+(?:now\s+)?(?P<who2>[A-Z][a-z]{1,20})\b"
     r"|(?P<who_zh>[\u4e00-\u9fff]{2,3}?|[A-Za-z]{2,20})\s*是\s*(?:我们的?|团队的?)?(?P<role_zh>[\u4e00-\u9fff\w ]{2,10})",
 )
 NOT_A_NAME = frozenset(

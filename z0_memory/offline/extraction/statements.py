@@ -21,6 +21,8 @@ from z0_memory.offline.extraction.cues import (
     DECISION,
     FACT,
     HEDGE,
+    HEDGE_PROPOSAL,
+    OPINION_QUESTION,
     MY_PREFERENCE,
     NEGATION,
     NEGATIVE_PREFERENCE,
@@ -73,6 +75,8 @@ def analyse_sentence(sentence: str, *, proposal: bool = False) -> tuple[list[Sta
             return [], "strong" if _is_strong_acceptance(sentence, rest) else "weak"
         sentence, confirms = rest, True
     hedged = bool(HEDGE.search(sentence))
+    if OPINION_QUESTION.search(sentence) and not proposal:
+        return [], None
     if is_question(sentence) and not hedged and not proposal:
         return [], None
     if is_chitchat(sentence):
@@ -235,6 +239,8 @@ def _statements_for(
         return _preference_statements(clause, pairs, person, negative, keyless_ok=not inherited)
     if not pairs:
         return _keyless(clause, mode, sentence)
+    if mode == "hedge" and not (HEDGE_PROPOSAL.search(clause) or has_bound_pair(clause) or open_values(clause)):
+        return []  # "I think Tailwind is overrated": an opinion, not a tentative choice
     if mode in ("hedge", "preference"):
         pairs = pairs[:1]
     conf = {"hedge": CONF_UNSURE if UNSURE.search(sentence) else CONF_HEDGE, "decision": CONF_DECISION}.get(
@@ -295,8 +301,8 @@ def people_statement(clause: str) -> Statement | None:
                               category_override="people", entity_override=entity, label_override=area)
     role = ROLE_STATEMENT.search(clause)
     if role:
-        who = (role.group("who") or role.group("who_zh") or "").strip()
-        text = role.group("role") or role.group("role_zh") or ""
+        who = (role.group("who") or role.group("who2") or role.group("who_zh") or "").strip()
+        text = role.group("role") or role.group("role2") or role.group("role_zh") or ""
         for pattern, entity, en, zh in ROLES:
             if re.search(pattern, text, re.I) and who.lower() not in NOT_A_NAME:
                 return Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=clause,
