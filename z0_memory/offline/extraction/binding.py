@@ -17,12 +17,15 @@ _CONNECTORS = (
     r" (?:on|to|at)|(?:deployed|hosted|built|written) (?:on|to|in|with)|will be built in|goes? to|follows?|"
     r"(?:are|is) (?:run|written|done|managed|handled|built|tracked) (?:with|in|by|on)|"
     r"用的是|统一用|一律用|都用|就用|还是用|还是|(?:直接|先|主要|全部|目前|现在|暂时)?(?:使用|用)|采用|选用|定为|定成|改为|改用|"
-    r"(?:我们)?选(?:了|择)?|是|部署在|跑在|托管在|(?:目前|现在|都)?(?:放在|在))"
+    r"(?:我们)?选(?:了|择)?|是|部署在|跑在|托管在|(?:目前|现在|都)?(?:放在|在)|"
+    r"goes? (?:into|in|to)|lives? (?:in|on)|(?:is |are )?(?:stored|kept) (?:in|on))"
 )
 # "deployment target is X", "CI provider: X": a kind word may sit between the slot phrase and its connector
 _KIND_AFTER_SLOT = r"(?:\s+(?:target|choice|provider|engine|platform|tool|tooling|layer|service|solution|option|vendor|of choice))?"
 _CONNECT_AFTER_SLOT = re.compile(
-    rf"^{_KIND_AFTER_SLOT}\s*(?:{_CONNECTORS}|on|with|via|through|at)\s*(?:the\s+|our\s+)?$", re.I)
+    rf"^{_KIND_AFTER_SLOT}\s*(?:{_CONNECTORS}|on|with|via|through|at)\s*(?:(?:the|our|a|an)\s+)?"
+    r"(?:(?!(?:not|no|never|replaced|dropped|instead)\b)[a-z][\w-]*\s+)?$",  # "backend will be a thin FastAPI service"
+    re.I)
 _GENERIC_AFTER_SLOT = re.compile(
     rf"^{_KIND_AFTER_SLOT}\s*{_CONNECTORS}\s*(?:the\s+|our\s+)?"
     r"(?P<v>[A-Za-z0-9][\w.+#/-]*(?:[ \t]+(?:[A-Z0-9][\w.+#/-]*|characters|chars|columns|spaces))?)",
@@ -49,7 +52,8 @@ def rebind(value: Found, phrase_slot: Slot | None) -> Slot | None:
     if value.slot is None or phrase_slot is None or value.slot == phrase_slot:
         return phrase_slot or value.slot
     same_group = any({value.slot.entity, phrase_slot.entity} <= group for group in _INTERCHANGEABLE)
-    return phrase_slot if same_group else value.slot
+    # "hosted on Supabase": whatever else it is, what a project is deployed on is its deployment platform
+    return phrase_slot if same_group or phrase_slot.entity == "deploy" else value.slot
 
 
 def bound_pairs(text: str, values: list[Found], phrases: list[Found]) -> list[Found]:
@@ -101,7 +105,7 @@ _KIND_WORDS = frozenset(
     "setup stack plugin plugins app apps api apis sdk cli db database cache queue for as in on to with and or but "
     "because since instead rather over from at by now then too also here there".split()
 )
-_NAME_AFTER = re.compile(r"[ \t]+([A-Z][\w.+#/-]*)")
+_NAME_AFTER = re.compile(r"[ \t]*(?<=[ \t])([A-Z][\w.+#/-]*|v?\d+(?:\.\d+)*(?![\w.]))")
 _OPEN_VALUE = re.compile(
     r"(?i:\b(?:use|uses|using|used|go(?:ing)? with|went with|switch(?:ed|ing)?(?: over)? to|mov(?:e|ed|ing)(?: over)? to|"
     r"migrat(?:e|ed|ing) to|pick(?:ed)?|chose|choose|settle(?:d)? on|adopt(?:ed|ing)?|stick(?:ing)? with|"

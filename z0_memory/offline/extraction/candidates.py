@@ -13,6 +13,7 @@ from z0_memory.offline.extraction.clauses import (
     content_terms,
     is_question,
     split_clauses,
+    split_rationale,
     split_sentences,
     strip_noise,
 )
@@ -168,7 +169,7 @@ def _short_answer(text: str, question: TurnMessage | None) -> list[Statement]:
     if question is None:
         return []
     asked = [s for s in split_sentences(strip_noise(question.text)) if is_question(s)]
-    clean = strip_noise(redact_secrets(text[:MAX_SENTENCE_CHARS])).strip()
+    clean, why = split_rationale(strip_noise(redact_secrets(text[:MAX_SENTENCE_CHARS])).strip())
     if not asked or REDACTED in clean or is_question(clean):
         return []
     rest = _ANSWER_FILLER.sub(" ", clean)
@@ -181,7 +182,7 @@ def _short_answer(text: str, question: TurnMessage | None) -> list[Statement]:
     slot = rebind(values[0], asked_slots[0]) if asked_slots else values[0].slot
     hedged = bool(HEDGE.search(clean))
     return [Statement(kind="decision", slot=slot, value=values[0].value, text=clean, hedged=hedged,
-                       confidence=CONF_HEDGE if hedged else CONF_ANSWER)]
+                       confidence=CONF_HEDGE if hedged else CONF_ANSWER, rationale=why)]
 
 
 def _statement_from_memory(memory: ExistingMemory) -> Statement:

@@ -140,7 +140,8 @@ FACT = re.compile(
     r"we(?:'re| are)?\s+(?:always\s+|never\s+|currently\s+|now\s+)?(?:use|using|run|deploy|host|write|lint|"
     r"format|store|keep|build|follow|are on|'re on)|our|all|every|always|never|must|is written in|are written in|"
     r"(?:is|are) built (?:with|on|in)|(?:is|are) (?:deployed|hosted|running|stored)|runs? on|lives? (?:in|on)|uses?|follows?|"
-    r"owns?|handles?|leads?|maintains?|in charge of|responsible for)\b"
+    r"owns?|handles?|leads?|maintains?|in charge of|responsible for|(?:tech )?stack (?:is|will be)|"
+    r"goes? into|lives? in|stored in)\b"
     r"|我们(?:一直|都|现在|目前)?(?:用|使用|采用|在用)|我们的|所有|一律|统一|都用|一直用|部署在|跑在|托管在|用的是|是用|负责",
     re.I,
 )
@@ -163,7 +164,7 @@ PREFERENCE = re.compile(
     r"|(?P<who_zh>我们|我|[A-Za-z]{2,20}|[\u4e00-\u9fff]{2,3}?)\s*(?:也|还是)?\s*(?:比较|更|很|最|一直|特别)?\s*"
     r"(?P<verb_zh>不喜欢|讨厌|喜欢|偏好|偏爱|习惯|爱用|倾向于?)(?:用|使用)?",
 )
-MY_PREFERENCE = re.compile(r"\bmy (?:favou?rite|preference|preferred)\b|我(?:的)?(?:首选|偏好是)", re.I)
+MY_PREFERENCE = re.compile(r"\bmy (?:own |personal |general )?(?:favou?rite|preference|preferred)\b|我(?:的)?(?:首选|偏好是)", re.I)
 NEGATIVE_PREFERENCE = re.compile(r"hate|dislike|n't like|not like|can't stand|rather avoid|不喜欢|讨厌", re.I)
 OWNER = re.compile(
     r"(?P<who>\b[A-Z][a-z]{1,20}\b)\s+(?:now\s+|also\s+)?(?:owns|will own|handles|will handle|leads|will lead|"

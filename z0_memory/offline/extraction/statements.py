@@ -136,6 +136,7 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
     for clause in split_clauses(body):
         if REDACTED in clause or SECRET_LIKE.search(clause):
             continue  # the secret's clause says nothing storable; the rest of the sentence still counts
+        clause = _resolve_pronoun(clause, body[: body.find(clause)])
         ctx_mode_before = ctx.mode
         mode, person, negative = _clause_mode(clause, ctx, hedged=hedged, confirms=confirms, proposal=proposal)
         if mode is None:
@@ -153,6 +154,21 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
     if why and out:
         out[-1].rationale = why
     return out
+
+
+_PRONOUN = re.compile(r"^(?:and\s+|also\s+)?(?P<p>she|he)(?P<be>'s|\s+is)?\b", re.I)
+_NAME = re.compile(r"\b[A-Z][a-z]{2,20}\b")
+
+
+def _resolve_pronoun(clause: str, before: str) -> str:
+    """"Priya is doing the design, she's our designer": "she" is the person named just before."""
+    m = _PRONOUN.match(clause)
+    if not m:
+        return clause
+    names = [n for n in _NAME.findall(before) if n.lower() not in NOT_A_NAME and not find_values(n)]
+    if not names:
+        return clause
+    return f"{names[-1]}{' is' if m.group('be') else ''}{clause[m.end():]}"
 
 
 def _hedge_previous(out: list[Statement], clause: str) -> None:
@@ -189,7 +205,31 @@ def _clause_mode(
         return "fact", None, False
     if ctx.mode in ("decision", "fact", "preference", "hedge"):
         return ctx.mode, ctx.person, ctx.negative
+    if _nominal(clause):
+        return "fact", None, False
     return None, None, False
+
+
+_FILLER = re.compile(
+    r"\b(?:so|then|ok(?:ay)?|and|with|plus|the|a|an|on|for|our|we|just|also|too|as well|both|all|"
+    r"mobile first|to start|for now|for the|on top|obviously|of course)\b|[,，.。!！:：+&/]|还是|就|吧|和|加上|配合|先",
+    re.I,
+)
+
+
+def _nominal(clause: str) -> bool:
+    """"so React Native with Expo" / "Postgres 加 Redis": a clause that is little more than the names it states."""
+    pairs = pairs_in(clause)
+    if not pairs or is_question(clause):
+        return False
+    rest = clause
+    for p in sorted(pairs, key=lambda p: -p.start):
+        rest = rest[: p.start] + " " + rest[p.end :]
+    for v in open_values(clause):
+        rest = rest.replace(v.value, " ")
+    rest = _FILLER.sub(" ", rest)
+    words = re.findall(r"[A-Za-z][\w.+#-]*|[\u3400-\u9fff]", rest)
+    return len(words) <= 1
 
 
 def _negated(clause: str) -> bool:
@@ -200,7 +240,7 @@ def _negated(clause: str) -> bool:
 def _pairs_before_negation(clause: str) -> bool:
     """"Hono, not Express" / "用 Gin，不用 Echo": the clause states a value before it rejects another."""
     neg = NEGATION.search(UNDECIDED.sub(lambda m: " " * len(m.group(0)), clause))
-    return bool(neg and [v for v in pairs_in(clause[: neg.start()])])
+    return bool(neg and pairs_in(clause[: neg.start()]) and find_values(clause[neg.end():]))
 
 
 def has_bound_pair(clause: str) -> bool:
@@ -311,7 +351,15 @@ def people_statement(clause: str) -> Statement | None:
     return None
 
 
+_AREA_NOUNS = re.compile(
+    r"\s+(?:side|stuff|work|code|codebase|part|parts|piece|things?|now|too|as well)\b.*$|"
+    r"\s*(?:这块|部分|相关|这边|方面|工作)$",
+    re.I,
+)
+
+
 def _owner_area(area: str) -> str:
+    area = _AREA_NOUNS.sub("", area.strip()) or area  # "the frontend stuff" -> frontend
     phrases = find_phrases(area)
     if phrases and phrases[0].start == 0 and phrases[0].slot and phrases[0].slot.owner_area:
         rest = area[phrases[0].end :].strip()

@@ -114,7 +114,8 @@ SLOTS: tuple[Slot, ...] = (
     _slot("tooling", "monorepo", "monorepo tool", "monorepo 工具", "monorepo tool;monorepo;单仓库",
           "Turborepo;Nx;Lerna;Rush"),
     _slot("tooling", "editor", "editor", "编辑器", "editor;ide;编辑器",
-          "Helix;Neovim;Vim;Emacs;VS Code|VSCode;Zed;Cursor;IntelliJ"),
+          "Helix;Neovim;Vim;Emacs;VS Code|VSCode;Zed;Cursor;IntelliJ;GoLand;WebStorm;PyCharm;Sublime Text;Xcode;"
+          "Android Studio"),
     _slot("tooling", "issue_tracker", "issue tracker", "任务管理工具",
           "issue tracker;ticket tracker;tickets;任务管理;项目管理", "Linear;Jira;GitHub Issues;Trello"),
     _slot("process", "deploy", "deployment platform", "部署平台",
@@ -134,7 +135,8 @@ SLOTS: tuple[Slot, ...] = (
           "naming convention;column names;variable names;naming;命名规范;命名风格;命名",
           "snake_case;camelCase;PascalCase;kebab-case;SCREAMING_SNAKE_CASE"),
     _slot("convention", "indentation", "indentation", "缩进",
-          "indentation;indent;缩进", "2 spaces|two spaces|两个空格|2 个空格|2个空格;4 spaces|four spaces|四个空格|"
+          "indentation;indent;缩进", "2 spaces|two spaces|2-space|2 space|two-space|两个空格|2 个空格|2个空格;4 spaces|four spaces|4-space|"
+          "4 space|four-space|四个空格|"
           "4 个空格|4个空格;tabs|tab|制表符"),
     _slot("convention", "quotes", "string quotes", "字符串引号", "string quotes;quotes;字符串;引号",
           "single quotes|单引号;double quotes|双引号"),
