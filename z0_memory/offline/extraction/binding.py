@@ -17,13 +17,15 @@ _CONNECTORS = (
     r" (?:on|to|at)|(?:deployed|hosted|built|written) (?:on|to|in|with)|will be built in|goes? to|follows?|"
     r"(?:are|is) (?:run|written|done|managed|handled|built|tracked) (?:with|in|by|on)|"
     r"用的是|统一用|一律用|都用|就用|还是用|还是|(?:直接|先|主要|全部|目前|现在|暂时)?(?:使用|用)|采用|选用|定为|定成|改为|改用|"
-    r"(?:我们)?选(?:了|择)?|是|部署在|跑在|托管在|(?:目前|现在|都)?(?:放在|在)|"
+    r"(?:我们)?选(?:了|择)?|是|走|部署在|跑在|托管在|(?:目前|现在|都)?(?:放在|在)|"
     r"goes? (?:into|in|to)|lives? (?:in|on)|(?:is |are )?(?:stored|kept) (?:in|on))"
 )
 # "deployment target is X", "CI provider: X": a kind word may sit between the slot phrase and its connector
 _KIND_AFTER_SLOT = r"(?:\s+(?:target|choice|provider|engine|platform|tool|tooling|layer|service|solution|option|vendor|of choice))?"
+_ADVERB = r"(?:(?:now|currently|still|already|also|mostly|all|both|just|finally|officially)\s+)?"
 _CONNECT_AFTER_SLOT = re.compile(
-    rf"^{_KIND_AFTER_SLOT}\s*(?:{_CONNECTORS}|on|with|via|through|at)\s*(?:(?:the|our|a|an)\s+)?"
+    rf"^{_KIND_AFTER_SLOT}\s*(?:(?:{_CONNECTORS})\s+{_ADVERB}(?:on|with|via|through|at|in)?|{_CONNECTORS}|on|with|via|"
+    r"through|at)\s*(?:(?:the|our|a|an)\s+)?"
     r"(?:(?!(?:not|no|never|replaced|dropped|instead)\b)[a-z][\w-]*\s+)?$",  # "backend will be a thin FastAPI service"
     re.I)
 _GENERIC_AFTER_SLOT = re.compile(
@@ -113,7 +115,7 @@ _OPEN_VALUE = re.compile(
     r"run(?:s|ning)? on|rel(?:y|ies) on|built (?:with|on|in)|opt(?:ed|ing)? for|"
     r"(?:is|are) (?:run|built|done|managed|handled|tracked|hosted|deployed) (?:with|on|in|by|via)))"
     r"\s+(?:(?i:the|our|a|an)\s+)?(?P<v>[A-Z0-9][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,3})"
-    r"|(?:用|使用|采用|选用|选|改用|换成|换用|定为|定成|部署在|托管在|跑在|迁移到|切换到|切到)\s*"
+    r"|(?:用的是|用|使用|采用|选用|选|改用|换成|换用|定为|定成|部署在|托管在|跑在|迁移到|切换到|切到|走)\s*"
     r"(?P<vz>[A-Za-z][\w.+#/-]*(?:[ \t]+[A-Za-z][\w.+#/-]*){0,2})"
 )
 

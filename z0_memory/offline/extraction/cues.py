@@ -27,7 +27,11 @@ HEDGE = re.compile(
     r"|也许|或许|可能|说不定|试试|试一下|要不要|要不|考虑|不确定|不一定|是不是可以|能不能|看看|评估一下|怎么样|如何|"
     r"行不行|好不好|倾向于?|待定|再看|还没想好|没想好|还没定|还没决定|先不定|再说吧?|还在纠结|拿不准"
     r"|\b(?:not (?:yet )?(?:sure|decided|settled)|haven't (?:yet )?decided|have not (?:yet )?decided|"
-    r"still (?:deciding|undecided|figuring)|not (?:yet )?certain|up in the air|tbd|to be decided)\b",
+    r"still (?:deciding|undecided|figuring)|not (?:yet )?certain|up in the air|tbd|to be decided|likely|"
+    r"potentially|provisionally|pencil(?:l?ed)? in|evaluating|exploring|looking (?:at|into)|on the table|"
+    r"shortlist(?:ed)?|open to|not final|not set in stone|trial(?:l?ing)|prototyping with|playing (?:around )?with)\b"
+    r"|暂定|初步|大概|估计|应该会|可能会|有可能|备选|候选|看情况|回头再(?:定|说|看)|还在(?:比较|评估|考虑|看|调研)|"
+    r"调研一下|先看看|评估中|待评估",
     re.I,
 )
 # What makes a hedge a tentative choice rather than an opinion: a proposal word or a verb of using/choosing
@@ -35,7 +39,8 @@ HEDGE_PROPOSAL = re.compile(
     r"\b(?:maybe|perhaps|possibly|might|could|what about|how about|why not|should|shall|consider(?:ing)?|"
     r"leaning|inclined|probably|try(?:ing)?|use|using|go(?:ing)? with|switch(?:ing)?|mov(?:e|ing)|adopt(?:ing)?|"
     r"pick(?:ing)?|choos(?:e|ing)|whether|tentative(?:ly)?|makes? (?:the most |more )?sense|(?:good|better|best) fit|"
-    r"fits?|suits?|go for|worth)\b"
+    r"fits?|suits?|go for|worth|likely|potentially|provisionally|pencil(?:l?ed)? in|evaluating|exploring|"
+    r"looking (?:at|into)|shortlist(?:ed)?|trial(?:l?ing)|prototyping|playing)\b|暂定|初步|大概|估计|应该会|备选|候选|调研|评估"
     r"|也许|或许|可能|说不定|要不|试|考虑|倾向|用|换|选|上",
     re.I,
 )
@@ -142,7 +147,7 @@ FACT = re.compile(
     r"(?:is|are) built (?:with|on|in)|(?:is|are) (?:deployed|hosted|running|stored)|runs? on|lives? (?:in|on)|uses?|follows?|"
     r"owns?|handles?|leads?|maintains?|in charge of|responsible for|(?:tech )?stack (?:is|will be)|"
     r"goes? into|lives? in|stored in)\b"
-    r"|我们(?:一直|都|现在|目前)?(?:用|使用|采用|在用)|我们的|所有|一律|统一|都用|一直用|部署在|跑在|托管在|用的是|是用|负责",
+    r"|我们(?:一直|都|现在|目前)?(?:用|使用|采用|在用)|我们的|用\s*\S+\s*(?:写|开发|搭建?|实现)的?|所有|一律|统一|都用|一直用|部署在|跑在|托管在|用的是|是用|负责",
     re.I,
 )
 PROPOSAL_MARK = re.compile(
@@ -168,7 +173,9 @@ MY_PREFERENCE = re.compile(r"\bmy (?:own |personal |general )?(?:favou?rite|pref
 NEGATIVE_PREFERENCE = re.compile(r"hate|dislike|n't like|not like|can't stand|rather avoid|不喜欢|讨厌", re.I)
 OWNER = re.compile(
     r"(?P<who>\b[A-Z][a-z]{1,20}\b)\s+(?:now\s+|also\s+)?(?:owns|will own|handles|will handle|leads|will lead|"
-    r"maintains|is responsible for|is in charge of|takes care of|runs)\s+(?:the\s+|our\s+)?(?P<area>[\w\s./-]{2,40})"
+    r"maintains|is responsible for|is in charge of|takes care of|runs|is (?:leading|handling|running|managing|"
+    r"taking care of|looking after)|looks after|manages|will manage|will run|will take care of)\s+"
+    r"(?:the\s+|our\s+|all (?:the |of the |our )?)?(?P<area>[\w\s./-]{2,40})"
     r"|(?P<who_zh>[\u4e00-\u9fff]{2,3}?|[A-Za-z]{2,20})\s*(?:现在|也|来)?负责(?!人)\s*(?P<area_zh>[\w\u4e00-\u9fff ]{1,12})",
 )
 ROLE_STATEMENT = re.compile(

@@ -84,7 +84,9 @@ def analyse_sentence(sentence: str, *, proposal: bool = False) -> tuple[list[Sta
     confirms = (confirms or bool(CONFIRM_ANYWHERE.search(sentence))) and not hedged
     switched = _switch_statement(sentence, hedged=hedged, confirms=confirms)
     if switched is not None:
-        return [switched], None
+        statement, rest = switched
+        more = _clause_statements(rest, hedged=hedged, confirms=confirms, proposal=proposal) if rest else []
+        return [statement, *more], None
     return _clause_statements(sentence, hedged=hedged, confirms=confirms, proposal=proposal), None
 
 
@@ -96,7 +98,11 @@ def _is_strong_acceptance(sentence: str, rest: str) -> bool:
     return not weak or bool(rest)
 
 
-def _switch_statement(sentence: str, *, hedged: bool, confirms: bool) -> Statement | None:
+_AFTER_SWITCH = re.compile(r"^[^,，;；]*?(?:[,，;；]\s*|\s+(?:and|but|while|plus)\s+|而且|并且|同时)(?P<rest>.+)$", re.I)
+
+
+def _switch_statement(sentence: str, *, hedged: bool, confirms: bool) -> tuple[Statement, str] | None:
+    """A switch ("moved X from A to B"), and what the sentence says after it ("..., and the DB is on Neon")."""
     if REDACTED in sentence or SECRET_LIKE.search(sentence):
         return None
     body, why = split_rationale(sentence)
@@ -108,6 +114,7 @@ def _switch_statement(sentence: str, *, hedged: bool, confirms: bool) -> Stateme
         if not new_pairs:
             continue
         new = new_pairs[0]
+        after = _AFTER_SWITCH.match(m.group("new")[new.end:])
         old_text = m.groupdict().get("old") or body[: m.start("new")]
         old_values = [v for v in find_values(old_text) if v.value != new.value]
         same_slot = [v for v in old_values if v.slot == new.slot]
@@ -115,7 +122,7 @@ def _switch_statement(sentence: str, *, hedged: bool, confirms: bool) -> Stateme
         if why is None and old is not None:
             why = so_rationale(body)
             why = why if why and norm_value(why) != norm_value(old.value) and len(content_terms(why)) > 1 else None
-        return Statement(
+        statement = Statement(
             kind="decision",
             slot=new.slot,
             value=new.value,
@@ -126,6 +133,7 @@ def _switch_statement(sentence: str, *, hedged: bool, confirms: bool) -> Stateme
             old_value=old.value if old else None,
             rationale=why,
         )
+        return statement, after.group("rest") if after else ""
     return None
 
 

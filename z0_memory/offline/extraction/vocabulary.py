@@ -39,7 +39,7 @@ SLOTS: tuple[Slot, ...] = (
           "backend framework;backend;back end;back-end;server side;server-side;server framework;api framework;"
           "web framework;server;"
           "后端框架;后端;服务端框架;服务端",
-          "Hono;Express|Express.js;Fastify;Koa;NestJS;Django;FastAPI;Flask;Rails|Ruby on Rails;Spring Boot;"
+          "Hono;Express|Express.js;Fastify;Koa;NestJS|Nest.js|Nest;Django;FastAPI;Flask;Rails|Ruby on Rails;Spring Boot;"
           "Gin;Echo;Actix|Actix Web;Axum;Laravel;Phoenix;Litestar;Starlette;Elysia", area="backend"),
     _slot("stack", "frontend_framework", "frontend framework", "前端框架",
           "frontend framework;frontend;front end;front-end;ui framework;web app;前端框架;前端",
