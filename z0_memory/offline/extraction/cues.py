@@ -29,7 +29,10 @@ HEDGE = re.compile(
     r"|\b(?:not (?:yet )?(?:sure|decided|settled)|haven't (?:yet )?decided|have not (?:yet )?decided|"
     r"still (?:deciding|undecided|figuring)|not (?:yet )?certain|up in the air|tbd|to be decided|likely|"
     r"potentially|provisionally|pencil(?:l?ed)? in|evaluating|exploring|looking (?:at|into)|on the table|"
-    r"shortlist(?:ed)?|open to|not final|not set in stone|trial(?:l?ing)|prototyping with|playing (?:around )?with)\b"
+    r"shortlist(?:ed)?|open to|not final|not set in stone|trial(?:l?ing)|prototyping with|playing (?:around )?with|"
+    r"could (?:work|do|be)|toying with|(?:a |one )?candidate|(?:may|might|could) change|(?:looks?|seems?|sounds?) "
+    r"promising|promising|(?:want|wanna|would like|'d like) to try|try out|kinda leaning|leaning)\b"
+    r"|也行|也可以|看起来不错|不错的选择|值得一试|可以考虑|想试试"
     r"|暂定|初步|大概|估计|应该会|可能会|有可能|备选|候选|看情况|回头再(?:定|说|看)|还在(?:比较|评估|考虑|看|调研)|"
     r"调研一下|先看看|评估中|待评估",
     re.I,
@@ -40,7 +43,8 @@ HEDGE_PROPOSAL = re.compile(
     r"leaning|inclined|probably|try(?:ing)?|use|using|go(?:ing)? with|switch(?:ing)?|mov(?:e|ing)|adopt(?:ing)?|"
     r"pick(?:ing)?|choos(?:e|ing)|whether|tentative(?:ly)?|makes? (?:the most |more )?sense|(?:good|better|best) fit|"
     r"fits?|suits?|go for|worth|likely|potentially|provisionally|pencil(?:l?ed)? in|evaluating|exploring|"
-    r"looking (?:at|into)|shortlist(?:ed)?|trial(?:l?ing)|prototyping|playing)\b|暂定|初步|大概|估计|应该会|备选|候选|调研|评估"
+    r"looking (?:at|into)|shortlist(?:ed)?|trial(?:l?ing)|prototyping|playing|could|toying|candidate|promising|"
+    r"change)\b|暂定|初步|大概|估计|应该会|备选|候选|调研|评估|也行|也可以|不错|值得"
     r"|也许|或许|可能|说不定|要不|试|考虑|倾向|用|换|选|上",
     re.I,
 )
@@ -60,7 +64,7 @@ UNDECIDED = re.compile(
 )
 NEGATION = re.compile(
     r"\b(?:not|no longer|never mind|nevermind|don't|do not|won't|will not|isn't|aren't|without|avoid|instead of|"
-    r"rather than)\b|算了|不用|(?<!要)不要|别用|不考虑|暂时不|放弃|弃用|不是|而不是|不再",
+    r"rather than)\b|算了|(?<!要)不用|(?<!要)不要|别用|不考虑|暂时不|放弃|弃用|不是|而不是|不再",
     re.I,
 )
 CONFIRM_PREFIX = re.compile(
@@ -159,7 +163,7 @@ PROPOSAL_MARK = re.compile(
 CONVENTION = re.compile(r"\b(?:always|never|must|every|everything|all)\b|一律|必须|统一|所有|总是|从不", re.I)
 REJECTED_BEFORE = re.compile(
     r"(?:\b(?:not|instead of|rather than|over|than|no|without|from|replace|replacing|drop|dropping|ditch)\s+"
-    r"(?:the\s+|using\s+)?|(?:不用|不是|而不是|不要|别用|比|弃用|从|把|替换掉?)\s*)$",
+    r"(?:the\s+|using\s+)?|(?:(?<!要)不用|不是|而不是|(?<!要)不要|别用|比|弃用|从|把|替换掉?)\s*)$",
     re.I,
 )
 PREFERENCE = re.compile(
