@@ -17,7 +17,7 @@ _CONNECTORS = (
     r" (?:on|to|at)|(?:deployed|hosted|built|written) (?:on|to|in|with)|will be built in|goes? to|follows?|"
     r"(?:are|is) (?:run|written|done|managed|handled|built|tracked) (?:with|in|by|on)|"
     r"用的是|统一用|一律用|都用|就用|还是用|还是|(?:直接|先|主要|全部|目前|现在|暂时)?(?:使用|用)|采用|选用|定为|定成|改为|改用|"
-    r"(?:我们)?选(?:了|择)?|是|走|部署在|跑在|托管在|(?:目前|现在|都)?(?:放在|在)|"
+    r"(?:我们)?选(?:了|择|的是)?|是|走|goes? through|部署在|跑在|托管在|(?:目前|现在|都)?(?:放在|在)|"
     r"goes? (?:into|in|to)|lives? (?:in|on)|(?:is |are )?(?:stored|kept) (?:in|on))"
 )
 # "deployment target is X", "CI provider: X": a kind word may sit between the slot phrase and its connector
@@ -115,7 +115,7 @@ _OPEN_VALUE = re.compile(
     r"run(?:s|ning)? on|rel(?:y|ies) on|built (?:with|on|in)|opt(?:ed|ing)? for|"
     r"(?:is|are) (?:run|built|done|managed|handled|tracked|hosted|deployed) (?:with|on|in|by|via)))"
     r"\s+(?:(?i:the|our|a|an)\s+)?(?P<v>[A-Z0-9][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,3})"
-    r"|(?:用的是|用|使用|采用|选用|选|改用|换成|换用|定为|定成|部署在|托管在|跑在|迁移到|切换到|切到|走)\s*"
+    r"|(?:用的是|选的是|用|使用|采用|选用|选|改用|换成|换用|定为|定成|部署在|托管在|跑在|迁移到|切换到|切到|走)了?\s*"
     r"(?P<vz>[A-Za-z][\w.+#/-]*(?:[ \t]+[A-Za-z][\w.+#/-]*){0,2})"
 )
 
@@ -174,6 +174,11 @@ def pairs_in(text: str) -> list[Found]:
     values = sorted(known + open_values(text, known), key=lambda v: v.start)
     phrases = find_phrases(text)
     bound = bound_pairs(text, values, phrases)
+    slots = {p.slot for p in phrases if p.slot is not None}
+    if len(slots) == 1:  # "For the queue we picked Faktory": the one slot the clause names files its unbound value
+        slot = next(iter(slots))
+        bound += [Found(v.start, v.end, v.value, slot) for v in values if v.slot is None
+                  and not any(b.start == v.start for b in bound) and slot not in {b.slot for b in bound}]
     out: list[Found] = []
     seen_slots: set[tuple[str, str]] = set()
     for pair in [*bound, *values]:

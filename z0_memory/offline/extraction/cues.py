@@ -227,7 +227,7 @@ SWITCH = (
     re.compile(r"把\s*(?P<old>.+?)\s*(?:换成|改成|替换成|替换为|换为|改为)\s*(?P<new>.+)"),
     re.compile(r"从\s*(?P<old>.+?)\s*(?:换到|迁移到|迁到|切换到|切到|改到|转到|换成|改成|改为)\s*(?P<new>.+)"),
     re.compile(r"^(?P<old>[^，,]+)[，,]\s*(?:所以|因此)?\s*(?:改用|换成|换用|切换到|迁移到)\s*(?P<new>.+)"),
-    re.compile(r"(?:改用|换成|换用|切换到|迁移到)\s*(?P<new>.+)"),
+    re.compile(r"(?:改用|换成|换用|切换到|迁移到)了?\s*(?P<new>.+)"),
     re.compile(
         r"\b(?:switch(?:ed|ing)?|mov(?:ed|ing|e)|migrat(?:ed|ing|e))\s+(?:(?!from\b)[\w'-]+\s+){0,3}?(?:over\s+)?to\s+"
         r"(?P<new>.+)",

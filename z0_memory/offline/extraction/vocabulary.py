@@ -37,7 +37,7 @@ def _slot(
 SLOTS: tuple[Slot, ...] = (
     _slot("stack", "backend_framework", "backend framework", "后端框架",
           "backend framework;backend;back end;back-end;server side;server-side;server framework;api framework;"
-          "web framework;server;"
+          "web framework;server;http framework;HTTP 框架;Web 框架;"
           "后端框架;后端;服务端框架;服务端",
           "Hono;Express|Express.js;Fastify;Koa;NestJS|Nest.js|Nest;Django;FastAPI;Flask;Rails|Ruby on Rails;Spring Boot;"
           "Gin;Echo;Actix|Actix Web;Axum;Laravel;Phoenix;Litestar;Starlette;Elysia", area="backend"),
@@ -98,7 +98,7 @@ SLOTS: tuple[Slot, ...] = (
           "mypy;Pyright;tsc"),
     _slot("tooling", "ci", "CI", "CI", "continuous integration;ci/cd;ci pipeline;ci;持续集成",
           "GitHub Actions;GitLab CI;CircleCI;Jenkins;Buildkite;Travis CI;Drone", area="ci"),
-    _slot("tooling", "bundler", "bundler", "构建工具", "bundler;build tool;打包工具;构建工具",
+    _slot("tooling", "bundler", "bundler", "构建工具", "bundler;build tool;frontend build;打包工具;构建工具;前端构建",
           "Vite;webpack;esbuild;Rollup;Turbopack;Parcel;tsup;Rspack"),
     _slot("tooling", "monitoring", "monitoring", "监控",
           "error tracking;error monitoring;monitoring;observability;log management;logging;logs;错误监控;监控;可观测性;"
@@ -119,7 +119,7 @@ SLOTS: tuple[Slot, ...] = (
     _slot("tooling", "issue_tracker", "issue tracker", "任务管理工具",
           "issue tracker;ticket tracker;tickets;任务管理;项目管理", "Linear;Jira;GitHub Issues;Trello"),
     _slot("process", "deploy", "deployment platform", "部署平台",
-          "deployment platform;deployment;deploys;deploy;hosting;hosted;部署平台;部署;托管;上线",
+          "deployment platform;deployment;deploys;deploy;hosting;hosted;host;部署平台;部署;托管;上线",
           "Fly.io|Fly;Alibaba Cloud|阿里云;Tencent Cloud|腾讯云;Huawei Cloud|华为云;Vercel;Render;Railway;Heroku;Netlify;Cloudflare Workers;Cloudflare Pages;Kubernetes|k8s;"
           "ECS;AWS Lambda|Lambda;DigitalOcean;Hetzner;Cloud Run;AWS;GCP;Azure", area="deploy"),
     _slot("process", "branching", "branching model", "分支策略",
