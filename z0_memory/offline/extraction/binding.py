@@ -18,7 +18,8 @@ _CONNECTORS = (
     r"(?:are|is) (?:run|written|done|managed|handled|built|tracked) (?:with|in|by|on)|"
     r"用的是|统一用|一律用|都用|就用|还是用|还是|(?:直接|先|主要|全部|目前|现在|暂时)?(?:使用|用)|采用|选用|定为|定成|改为|改用|"
     r"(?:我们)?选(?:了|择|的是)?|是|走|goes? through|部署在|跑在|托管在|(?:目前|现在|都)?(?:放在|在)|"
-    r"goes? (?:into|in|to)|lives? (?:in|on)|(?:is |are )?(?:stored|kept) (?:in|on))"
+    r"goes? (?:into|in|to)|lives? (?:in|on)|(?:is |are )?(?:stored|kept) (?:in|on)|stays?(?: as| on| with)?|"
+    r"remains?(?: as| on)?)"
 )
 # "deployment target is X", "CI provider: X": a kind word may sit between the slot phrase and its connector
 _KIND_AFTER_SLOT = r"(?:\s+(?:target|choice|provider|engine|platform|tool|tooling|layer|service|solution|option|vendor|of choice))?"
@@ -34,7 +35,8 @@ _GENERIC_AFTER_SLOT = re.compile(
     re.I,
 )
 _CONNECT_BEFORE_SLOT = re.compile(
-    r"^\s*(?:(?:for|as|in|on)\s+(?:the\s+|our\s+|all\s+|a\s+|an\s+)?(?:[\w-]+\s+)?|做|作为|当|来做|来|管理|写|存)\s*$",
+    r"^\s*(?:(?:stays?|remains?|is|will be)\s+)?(?:(?:for|as|in|on)\s+(?:the\s+|our\s+|all\s+|a\s+|an\s+)?"
+    r"(?:[\w-]+\s+)?|做|作为|当|来做|来|管理|写|存)\s*$",
     re.I,
 )
 
@@ -107,12 +109,13 @@ _KIND_WORDS = frozenset(
     "setup stack plugin plugins app apps api apis sdk cli db database cache queue for as in on to with and or but "
     "because since instead rather over from at by now then too also here there".split()
 )
-_NAME_AFTER = re.compile(r"[ \t]*(?<=[ \t])([A-Z][\w.+#/-]*|v?\d+(?:\.\d+)*(?![\w.]))")
+_NAME_AFTER = re.compile(r"[ \t]*(?<=[ \t])([A-Z][\w.+#/-]*|v?\d+(?:\.\d+)*(?!\w|\.\w))")
 _OPEN_VALUE = re.compile(
     r"(?i:\b(?:use|uses|using|used|go(?:ing)? with|went with|switch(?:ed|ing)?(?: over)? to|mov(?:e|ed|ing)(?: over)? to|"
     r"migrat(?:e|ed|ing) to|pick(?:ed)?|chose|choose|settle(?:d)? on|adopt(?:ed|ing)?|stick(?:ing)? with|"
     r"standardi[sz]e(?:d)? on|deploy(?:s|ed|ing)? (?:with|on|to|via)|host(?:s|ed|ing)? (?:on|with|at)|"
-    r"run(?:s|ning)? on|rel(?:y|ies) on|built (?:with|on|in)|opt(?:ed|ing)? for|"
+    r"run(?:s|ning)? on|rel(?:y|ies) on|built (?:with|on|in)|opt(?:ed|ing)? for|keep(?:ing)?|add(?:ing|ed)?|"
+    r"introduc(?:e|ing|ed)|bring(?:ing)? in|stay(?:s|ing)? (?:on|with)|will be|going all in on|all in on|"
     r"(?:is|are) (?:run|built|done|managed|handled|tracked|hosted|deployed) (?:with|on|in|by|via)))"
     r"\s+(?:(?i:the|our|a|an)\s+)?(?P<v>[A-Z0-9][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,3})"
     r"|(?:用的是|选的是|用|使用|采用|选用|选|改用|换成|换用|定为|定成|部署在|托管在|跑在|迁移到|切换到|切到|走)了?\s*"

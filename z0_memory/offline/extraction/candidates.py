@@ -351,7 +351,9 @@ def _candidate(s: Statement, project: str, existing: Sequence[ExistingMemory], i
 def _rank(s: Statement) -> int:
     if s.hedged:
         return 0
-    return 1 if s.kind == "fact" and not s.confirms else 2
+    if s.weak:
+        return 1
+    return 2 if s.kind == "fact" and not s.confirms else 3
 
 
 def _dedupe(statements: Iterable[tuple[Statement, list[str]]], project: str) -> list[tuple[Statement, list[str]]]:
@@ -359,7 +361,7 @@ def _dedupe(statements: Iterable[tuple[Statement, list[str]]], project: str) -> 
     later one wins ("We'll go with Fastify. Koa's plugins are thin" keeps Fastify)."""
     out: dict[str, tuple[Statement, list[str]]] = {}
     for n, (s, ids) in enumerate(statements):
-        key = _key_for(s, project) or f"__keyless_{n}"
+        key = _key_for(s, project) or f"__keyless_{s.text}"
         prior = out.get(key)
         if prior is not None and s.hedged and not prior[0].hedged and norm_value(s.value) != norm_value(prior[0].value):
             key = f"{key}|{norm_value(s.value)}"  # "SQLite for now, maybe Postgres later": both, the later one pending

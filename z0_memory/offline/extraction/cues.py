@@ -119,6 +119,17 @@ REMEMBER = re.compile(
 )
 # A token that looks like a credential the redaction patterns did not name (long, letters and digits mixed)
 SECRET_LIKE = re.compile(r"(?<![\w/.-])(?=[\w-]*\d)(?=[\w-]*[a-z])(?=[\w-]*[A-Z])[\w-]{24,}(?![\w/.-])")
+# A value judged badly in its clause is not being chosen ("Meilisearch 功能不够", "Koa's plugins are too thin")
+NEGATIVE_EVAL = re.compile(
+    r"\b(?:too (?:slow|heavy|expensive|complex|complicated|thin|limited|immature|painful|buggy|flaky)|"
+    r"(?:is|was|were|are|got|gets|getting) (?:really |way |super |pretty |kinda )?(?:slow|painful|flaky|buggy|"
+    r"expensive|unreliable|a pain|a nightmare|overkill|clunky|dead)|doesn'?t (?:scale|work|support|fit)|"
+    r"didn'?t (?:scale|work)|sucks?|not good enough|not enough|lacks?|missing|killing us|hate|ditch(?:ing|ed)?|"
+    r"drop(?:ping|ped)|remov(?:e|ing|ed)|get(?:ting)? rid of|phas(?:e|ing) out|retir(?:e|ing|ed)|mov(?:e|ing|ed) "
+    r"(?:off|away from))\b"
+    r"|不够|不行|太慢|太重|太贵|太复杂|不好用|不稳定|有问题|不支持|不靠谱|坑太多|扛不住|去掉|干掉|淘汰|下掉|弃用|不用了",
+    re.I,
+)
 # A reply that refuses what the assistant said or proposed: it confirms nothing.
 REJECTION = re.compile(
     r"^(?:no\b|nope|nah|not (?:that|really|quite|exactly)|actually,? no|wrong|incorrect|that'?s (?:wrong|not right)|"
@@ -140,7 +151,7 @@ DECISION = re.compile(
     r"from now on|going forward|it is|stick(?:ing)? with|switch(?:ing)? to|mov(?:e|ing) to|migrat(?:e|ing) to|"
     r"adopt(?:ing)?|i meant|correction|(?:it|that) should be|ended up (?:with|going with|picking|using|choosing|on)|opt(?:ed|ing)? for|picking|choosing|went with|"
     r"will be (?:built|written|done|using)|is going to be)\b|^(?:use|pick|choose)\b"
-    r"|决定|定为|定成|定了|就用|直接用|选用|采用|选定|(?:我们|就)选(?:了|择)?|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|就这么定|用.{1,30}吧$",
+    r"|决定|定为|定成|定了|就用|直接用|选用|采用|选定|(?:我们|就)(?:最终|最后|还是|也)?选(?:了|择)?|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|就这么定|用.{1,30}吧$",
     re.I,
 )
 STRONG_DECISION = re.compile(r"\b(?:decided|decision)\b|决定", re.I)
@@ -149,7 +160,9 @@ FACT = re.compile(
     r"we(?:'re| are)?\s+(?:always\s+|never\s+|currently\s+|now\s+)?(?:use|using|run|deploy|host|write|lint|"
     r"format|store|keep|build|follow|are on|'re on)|our|all|every|always|never|must|is written in|are written in|"
     r"(?:is|are) built (?:with|on|in)|(?:is|are) (?:deployed|hosted|running|stored)|runs? on|lives? (?:in|on)|uses?|follows?|"
-    r"owns?|handles?|leads?|maintains?|in charge of|responsible for|(?:tech )?stack (?:is|will be)|"
+    r"owns?|handles?|leads?|maintains?|in charge of|responsible for|(?:tech )?stack (?:is|will be)|stays?|remains?|"
+    r"we(?:'re| are|'ll| will)\s+(?:also\s+)?(?:adding|keeping|introducing|bringing in|sticking with|staying on|"
+    r"going all in on|moving to)|"
     r"goes? into|lives? in|stored in)\b"
     r"|我们(?:一直|都|现在|目前)?(?:用|使用|采用|在用)|我们的|用\s*\S+\s*(?:写|开发|搭建?|实现)的?|所有|一律|统一|都用|一直用|部署在|跑在|托管在|用的是|是用|负责",
     re.I,
@@ -162,15 +175,18 @@ PROPOSAL_MARK = re.compile(
 )
 CONVENTION = re.compile(r"\b(?:always|never|must|every|everything|all)\b|一律|必须|统一|所有|总是|从不", re.I)
 REJECTED_BEFORE = re.compile(
-    r"(?:\b(?:not|instead of|rather than|over|than|no|without|from|replace|replacing|drop|dropping|ditch)\s+"
-    r"(?:the\s+|using\s+)?|(?:(?<!要)不用|不是|而不是|(?<!要)不要|别用|比|弃用|从|把|替换掉?)\s*)$",
+    r"(?:\b(?:not|instead of|rather than|over|than|no|without|from|replace|replacing|drop|dropping|dropped|ditch|"
+    r"ditching|ditched|dump|dumping|removing|remove|retire|retiring|off of|off|against|away from|get rid of|"
+    r"getting rid of|phasing out|phase out|kill|killing)\s+"
+    r"(?:the\s+|using\s+)?|(?:(?<!要)不用|不是|而不是|(?<!要)不要|别用|比|弃用|从|把|替换掉?|去掉|干掉|淘汰|下掉)\s*)$",
     re.I,
 )
 PREFERENCE = re.compile(
-    r"(?P<who>\bI\b|\bwe\b|\b[A-Z][a-z]{1,20}\b)\s*(?:really\s+|strongly\s+|also\s+|still\s+|personally\s+)?"
+    r"(?P<who>\b[Ii]\b|\b[Ww]e\b|\b(?:[Ee]veryone|[Ee]verybody|[Tt]he team)\b|\b[A-Z][a-z]{1,20}\b)\s*"
+    r"(?:really\s+|strongly\s+|also\s+|still\s+|personally\s+|all\s+)?"
     r"(?P<verb>prefers?|likes?|loves?|'d prefer|would prefer|'d rather|would rather|hates?|dislikes?|"
     r"(?:doesn't|don't|does not|do not) like|can't stand|am a fan of|is a fan of|favou?rs?)\b"
-    r"|(?P<who_zh>我们|我|[A-Za-z]{2,20}|[\u4e00-\u9fff]{2,3}?)\s*(?:也|还是)?\s*(?:比较|更|很|最|一直|特别)?\s*"
+    r"|(?P<who_zh>我们|我|他|她|大家|团队|[A-Za-z]{2,20}|[\u4e00-\u9fff]{2,3}?)\s*(?:也|还是|都)?\s*(?:比较|更|很|最|一直|特别)?\s*"
     r"(?P<verb_zh>不喜欢|讨厌|喜欢|偏好|偏爱|习惯|爱用|倾向于?)(?:用|使用)?",
 )
 MY_PREFERENCE = re.compile(r"\bmy (?:own |personal |general )?(?:favou?rite|preference|preferred)\b|我(?:的)?(?:首选|偏好是)", re.I)
@@ -180,7 +196,9 @@ OWNER = re.compile(
     r"maintains|is responsible for|is in charge of|takes care of|runs|is (?:leading|handling|running|managing|"
     r"taking care of|looking after)|looks after|manages|will manage|will run|will take care of)\s+"
     r"(?:the\s+|our\s+|all (?:the |of the |our )?)?(?P<area>[\w\s./-]{2,40})"
-    r"|(?P<who_zh>[\u4e00-\u9fff]{2,3}?|[A-Za-z]{2,20})\s*(?:现在|也|来)?负责(?!人)\s*(?P<area_zh>[\w\u4e00-\u9fff ]{1,12})",
+    r"|(?P<who_zh>[\u4e00-\u9fff]{2,3}?|[A-Za-z]{2,20})\s*(?:现在|也|来)?负责(?!人)\s*(?P<area_zh>[\w\u4e00-\u9fff ]{1,12})"
+    r"|(?P<area_zh2>[\w\u4e00-\u9fff]{1,8})(?:那边|这边|这块|的话|方面|部分)?(?:由|是|归)?"
+    r"(?P<who_zh2>[\u4e00-\u9fff]{2,3}?|[A-Z][a-z]+)\s*(?:来)?负责(?=[。，,！!；;]|$)",
 )
 ROLE_STATEMENT = re.compile(
     r"(?P<who>\b[A-Z][a-z]{1,20}\b)\s+is\s+(?:our|the|now the|now our)\s+(?P<role>[\w\s-]{2,40})"

@@ -61,6 +61,7 @@ class Statement:
     entity_override: str | None = None
     category_override: str | None = None
     label_override: str | None = None
+    weak: bool = False  # its clause had no marker of its own (mode carried over from the clause before)
     said_by: str = "user"  # "assistant": a proposal or claim the user accepted; its content is a summary
 
 

@@ -25,6 +25,7 @@ from z0_memory.offline.extraction.cues import (
     OPINION_QUESTION,
     MY_PREFERENCE,
     NEGATION,
+    NEGATIVE_EVAL,
     NEGATIVE_PREFERENCE,
     NOT_A_NAME,
     OWNER,
@@ -157,8 +158,12 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
             _hedge_previous(out, clause)  # "We'll use Redis, probably": a bare hedge clause hedges the one before
             continue
         inherited = mode == ctx_mode_before and not PREFERENCE.search(clause) and not MY_PREFERENCE.search(clause)
-        out.extend(_statements_for(clause, mode, person, negative, hedged=hedged, confirms=confirms, sentence=sentence,
-                                   inherited=inherited))
+        found = _statements_for(clause, mode, person, negative, hedged=hedged, confirms=confirms, sentence=sentence,
+                                inherited=inherited)
+        if not _own_marker(clause, proposal=proposal):
+            for s in found:
+                s.weak = True
+        out.extend(found)
     if why and out:
         out[-1].rationale = why
     return out
@@ -170,6 +175,10 @@ _NAME = re.compile(r"\b[A-Z][a-z]{2,20}\b")
 
 def _resolve_pronoun(clause: str, before: str) -> str:
     """"Priya is doing the design, she's our designer": "she" is the person named just before."""
+    if clause.startswith(("他", "她")):
+        owner = OWNER.search(before) or ROLE_STATEMENT.search(before)
+        who = owner and next((g for g in (owner.groupdict().get(k) for k in ("who_zh", "who_zh2", "who")) if g), None)
+        return f"{who}{clause[1:]}" if who else clause
     m = _PRONOUN.match(clause)
     if not m:
         return clause
@@ -192,6 +201,12 @@ def _attach_rejection(out: list[Statement], clause: str) -> None:
         out[-1].rejected = rejected[0]
 
 
+def _own_marker(clause: str, *, proposal: bool) -> bool:
+    return bool(PREFERENCE.search(clause) or MY_PREFERENCE.search(clause) or HEDGE.search(clause)
+                or DECISION.search(clause) or FACT.search(clause) or OWNER.search(clause) or ROLE_STATEMENT.search(clause)
+                or has_bound_pair(clause) or (proposal and PROPOSAL_MARK.search(clause)) or _nominal(clause))
+
+
 def _clause_mode(
     clause: str, ctx: ClauseContext, *, hedged: bool, confirms: bool, proposal: bool
 ) -> tuple[Mode | None, str | None, bool]:
@@ -203,6 +218,9 @@ def _clause_mode(
         return "preference", None, False
     if _negated(clause) and not _pairs_before_negation(clause):
         return "skip", None, False
+    bad = NEGATIVE_EVAL.search(clause)
+    if bad and not (PREFERENCE.search(clause) or any(p.start >= bad.end() for p in pairs_in(clause))):
+        return "skip", None, False  # "Meilisearch 功能不够": judged, not chosen ("ditching Jest for Vitest" chooses)
     if HEDGE.search(clause) or (ctx.mode == "hedge" and not (DECISION.search(clause) or FACT.search(clause))):
         return "hedge", None, False
     if proposal:
@@ -259,10 +277,12 @@ def has_bound_pair(clause: str) -> bool:
 
 def _person(match: re.Match[str]) -> str | None:
     who = (match.group("who") or match.group("who_zh") or "").strip()
-    if who in ("I", "我") or (who.startswith("我") and not who.startswith("我们")):
+    if who in ("I", "i", "我") or (who.startswith("我") and not who.startswith("我们")):
         return None
-    if who.lower() in ("we", "我们"):
+    if who.lower() in ("we", "我们", "everyone", "everybody", "the team", "大家", "团队"):
         return "team"
+    if who in ("他", "她"):
+        return "__invalid__"  # a pronoun the clause alone cannot resolve
     if who.lower() in NOT_A_NAME or re.search(r"[的了是在就都也还用说]", who):
         return "__invalid__"
     return who
@@ -332,7 +352,7 @@ def _keyless(clause: str, mode: Mode, sentence: str) -> list[Statement]:
     if named and mode in ("decision", "fact", "hedge") and _substantive(clause):
         kind = "decision" if mode != "fact" or DECISION.search(clause) else "fact"
         conf = {"hedge": CONF_HEDGE, "decision": CONF_DECISION}.get(mode, CONF_KEYLESS)
-        return [Statement(kind=kind, slot=None, value=None, confidence=conf, text=sentence, hedged=mode == "hedge")]
+        return [Statement(kind=kind, slot=None, value=None, confidence=conf, text=clause, hedged=mode == "hedge")]
     if mode == "fact" and CONVENTION.search(clause) and _substantive(clause) and not is_question(clause):
         return [Statement(kind="fact", slot=None, value=None, confidence=CONF_KEYLESS, text=sentence)]
     return []
@@ -341,8 +361,8 @@ def _keyless(clause: str, mode: Mode, sentence: str) -> list[Statement]:
 def people_statement(clause: str) -> Statement | None:
     owner = OWNER.search(clause)
     if owner:
-        who = (owner.group("who") or owner.group("who_zh") or "").strip()
-        area = (owner.group("area") or owner.group("area_zh") or "").strip(" .。")
+        who = (owner.group("who") or owner.group("who_zh") or owner.group("who_zh2") or "").strip()
+        area = (owner.group("area") or owner.group("area_zh") or owner.group("area_zh2") or "").strip(" .。")
         if who and who.lower() not in NOT_A_NAME and area:
             entity = f"{_owner_area(area)}_owner"
             return Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=clause,
