@@ -118,6 +118,8 @@ _OPEN_VALUE = re.compile(
     r"introduc(?:e|ing|ed)|bring(?:ing)? in|stay(?:s|ing)? (?:on|with)|will be|going all in on|all in on|"
     r"(?:is|are) (?:run|built|done|managed|handled|tracked|hosted|deployed) (?:with|on|in|by|via)))"
     r"\s+(?:(?i:the|our|a|an)\s+)?(?P<v>[A-Z0-9][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,3})"
+    r"|(?i:\b(?:use|using|go(?:ing)? with|switch(?:ed|ing)? to|mov(?:e|ed|ing) to|pick(?:ed)?|chose|settled? on)"
+    r"\s+(?P<vl>[a-z][\w.+#/-]*[a-z0-9])(?=\s+(?:for|as|to)\s))"  # "we use tox for testing": lowercase, then a slot
     r"|(?:用的是|选的是|用|使用|采用|选用|选|改用|换成|换用|定为|定成|部署在|托管在|跑在|迁移到|切换到|切到|走)了?\s*"
     r"(?P<vz>[A-Za-z][\w.+#/-]*(?:[ \t]+[A-Za-z][\w.+#/-]*){0,2})"
 )
@@ -139,12 +141,21 @@ def _extend(text: str, value: Found, taken: list[Found]) -> Found:
     return Found(value.start, end, text[value.start:end], value.slot)
 
 
+_COMMON_WORDS = frozenset(
+    "it this that them these those one ones something anything everything nothing same approach thing things stuff way "
+    "ways version setup tool tools library libraries service services framework option options default defaults "
+    "whatever whichever either neither both all some any none another other others more less most least".split()
+)
+
+
 def open_values(text: str, known: list[Found] | None = None) -> list[Found]:
     """Values the vocabulary does not know, bound by a decision verb ("we deploy with Kamal", "改用 Biome")."""
     known = find_values(text) if known is None else known
     out = []
     for m in _OPEN_VALUE.finditer(text):
-        group = "v" if m.group("v") else "vz"
+        group = next(g for g in ("v", "vl", "vz") if m.group(g))
+        if group == "vl" and (m.group(group).lower() in _COMMON_WORDS or not find_phrases(text[m.end(group):])):
+            continue
         start, end = m.start(group), m.start(group)
         for word in re.finditer(r"\S+", m.group(group)):
             if word.group(0).lower().rstrip(".,") in _KIND_WORDS:

@@ -17,9 +17,13 @@ _MEMORY_BLOCK = re.compile(
 )
 _MEMORY_LINE = re.compile(r"^\s*(?:[-*>]\s*)?\[(?:memory|memories|mem|recalled|pending|fact)\b", re.I)
 _FENCE = re.compile(r"```.*?(?:```|$)|~~~.*?(?:~~~|$)", re.S)
+# Code, not prose: a keyword followed by code syntax ("for (", "def f(", "import x"), a bracket or prompt first, or
+# code punctuation at the end. A line of chat that merely starts with "for" or "if" is prose.
 _CODE_LINE = re.compile(
-    r"^\s*(?:(?:import|from\s+\S+\s+import|def|class|const|var|function|fn|pub|return|export|SELECT|INSERT|"
-    r"UPDATE|CREATE|if|for|while|elif|async|await|export|\$|>>>|#include|package)\b|[{}\[\]()<]"
+    r"^\s*(?:(?:import\s+[\w.{*]|from\s+\S+\s+import\b|def\s+\w+\s*\(|class\s+\w+\s*[(:{]|(?:const|let|var)\s+\w+\s*[=:]|"
+    r"(?:export|async|pub)\s+(?:default\s+)?(?:function|fn|const|class|def)\b|function\s+\w+\s*\(|fn\s+\w+\s*[(<]|"
+    r"return\b.*;\s*$|(?:SELECT|INSERT|UPDATE|CREATE|DELETE)\s+\S|(?:if|for|while|elif)\s*\(|(?:if|for|while|elif)\b.*:\s*$|"
+    r"await\s+\w+[.(]|>>>|#include|package\s+\w+\s*;?\s*$)|[{}\[\]<]|\$ \w"
     r"|.*(?:[;{]\s*$|=>|==|\)\s*\{))",
 )
 _ASSIGNMENT = re.compile(r"^\s*[\w.]+\s*(?:\[[^\]]*\])?\s*[+\-*/]?=\s*\S")
@@ -37,7 +41,7 @@ def strip_noise(text: str) -> str:
     return "\n".join(kept).replace("`", "")
 
 
-MAX_SENTENCE_CHARS = 300  # longer "sentences" are pasted text, not statements; skipping them bounds the cost
+MAX_SENTENCE_CHARS = 500  # longer "sentences" are pasted text, not statements; skipping them bounds the cost
 MAX_MESSAGE_CHARS = 20_000
 
 _SENTENCE = re.compile(r".+?(?:[。！？；;]+|[.!?]+(?=\s|$)|$)")
