@@ -40,8 +40,16 @@ from z0_memory.offline.extraction.model import (
     TurnMessage,
 )
 from z0_memory.offline.extraction.statements import Acceptance, analyse_sentence
-from z0_memory.offline.extraction.binding import is_rejected, pairs_in, rebind
-from z0_memory.offline.extraction.vocabulary import SLOT_BY_KEY, find_phrases, find_values, norm_value, term_pattern
+from z0_memory.offline.extraction.binding import is_rejected, looks_like_a_name, pairs_in, rebind
+from z0_memory.offline.extraction.vocabulary import (
+    SLOT_BY_KEY,
+    Found,
+    Slot,
+    find_phrases,
+    find_values,
+    norm_value,
+    term_pattern,
+)
 from z0_memory.redaction import REDACTED, redact_secrets
 from z0_memory.schemas import Candidate, normalize_segment
 from z0_memory.text import contains_cjk
@@ -176,13 +184,34 @@ def _short_answer(text: str, question: TurnMessage | None) -> list[Statement]:
     if len(re.findall(r"[A-Za-z0-9][\w.+#-]*|[\u3400-\u9fff]", rest)) > 6:
         return []
     values = [v for v in find_values(clean) if not is_rejected(clean, v)]
+    if not values:
+        name = re.match(r"^(?:(?:just|probably|definitely|obviously|maybe|the|ok|okay|so|then|用|就用|还是)\s*)*"
+                        r"(?P<v>[A-Z][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,2})", clean)
+        values = [Found(name.start("v"), name.end("v"), name.group("v").rstrip(".,"), None)] if name and \
+            looks_like_a_name(name.group("v")) else []
     if len({v.value for v in values}) != 1:
         return []
     asked_slots = [p.slot for p in find_phrases(asked[-1])]
     slot = rebind(values[0], asked_slots[0]) if asked_slots else values[0].slot
+    if slot is None:
+        return []
     hedged = bool(HEDGE.search(clean))
     return [Statement(kind="decision", slot=slot, value=values[0].value, text=clean, hedged=hedged,
                        confidence=CONF_HEDGE if hedged else CONF_ANSWER, rationale=why)]
+
+
+def _topic_slot(assistant: TurnMessage | None) -> Slot | None:
+    """The one slot the assistant's message is about: its closing question's, else the whole message's."""
+    if assistant is None:
+        return None
+    sentences = split_sentences(strip_noise(assistant.text))
+    for chosen in ([s for s in sentences if is_question(s)][-1:], sentences):
+        slots = {p.slot for s in chosen for p in find_phrases(s) if p.slot is not None}
+        if len(slots) == 1:
+            return slots.pop()
+        if slots:
+            return None
+    return None
 
 
 def _statement_from_memory(memory: ExistingMemory) -> Statement:
@@ -409,6 +438,13 @@ def extract_candidates(
                            for text in instructions)
         if not statements and not accepted:
             statements = _short_answer(message.text, state.previous_assistant)
+        slot = _topic_slot(state.previous_assistant)
+        for s in statements:  # "Let's go with Hummingbird." after "Which backend framework?": the topic names the key
+            if s.slot is None and s.value and s.category_override is None and s.kind != "preference":
+                if slot is not None:
+                    s.slot = slot
+                else:
+                    s.value = None
         if accepted in ("strong", "weak") and not any(s.slot for s in statements):
             resolved, extra_ids = _resolve_acceptance(state.previous_assistant, existing, project,
                                                       weak=accepted == "weak")

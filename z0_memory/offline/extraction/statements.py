@@ -352,7 +352,8 @@ def _keyless(clause: str, mode: Mode, sentence: str) -> list[Statement]:
     if named and mode in ("decision", "fact", "hedge") and _substantive(clause):
         kind = "decision" if mode != "fact" or DECISION.search(clause) else "fact"
         conf = {"hedge": CONF_HEDGE, "decision": CONF_DECISION}.get(mode, CONF_KEYLESS)
-        return [Statement(kind=kind, slot=None, value=None, confidence=conf, text=clause, hedged=mode == "hedge")]
+        return [Statement(kind=kind, slot=None, value=named[0].value, confidence=conf, text=clause,
+                          hedged=mode == "hedge")]  # no slot yet: the conversation may name one
     if mode == "fact" and CONVENTION.search(clause) and _substantive(clause) and not is_question(clause):
         return [Statement(kind="fact", slot=None, value=None, confidence=CONF_KEYLESS, text=sentence)]
     return []
