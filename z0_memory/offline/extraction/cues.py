@@ -151,9 +151,9 @@ DECISION = re.compile(
     r"\b(?:we(?:'ll| will| shall| are going to| 're going to)|let'?s|let us|going with|go with|we(?:'ve| have)? "
     r"decided|decided|decision|we chose|chose|we picked|picked|(?:we(?:'ve)? )?settled on|standardi[sz]e on|"
     r"from now on|going forward|it is|stick(?:ing)? with|switch(?:ing)? to|mov(?:e|ing) to|migrat(?:e|ing) to|"
-    r"adopt(?:ing)?|i meant|correction|(?:it|that) should be|ended up (?:with|going with|picking|using|choosing|on)|opt(?:ed|ing)? for|picking|choosing|went with|"
+    r"adopt(?:ing)?|i meant|correction|i misspoke|(?:it|that) should be|ended up (?:with|going with|picking|using|choosing|on)|opt(?:ed|ing)? for|picking|choosing|went with|"
     r"will be (?:built|written|done|using)|is going to be)\b|^(?:use|pick|choose)\b"
-    r"|决定|定为|定成|定了|就用|直接用|选用|采用|选定|(?:我们|就)(?:最终|最后|还是|也)?选(?:了|择)?|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|就这么定|用.{1,30}吧$",
+    r"|决定|定为|定成|定了|更正|纠正|说错了|应该是|其实是|就用|直接用|选用|采用|选定|(?:我们|就)(?:最终|最后|还是|也)?选(?:了|择)?|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|就这么定|用.{1,30}吧$",
     re.I,
 )
 STRONG_DECISION = re.compile(r"\b(?:decided|decision)\b|决定", re.I)
@@ -203,9 +203,13 @@ OWNER = re.compile(
     r"(?P<who_zh2>[\u4e00-\u9fff]{2,3}?|[A-Z][a-z]+)\s*(?:来)?负责(?=[。，,！!；;]|$)",
 )
 ROLE_STATEMENT = re.compile(
-    r"(?P<who>\b[A-Z][a-z]{1,20}\b)\s+is\s+(?:our|the|now the|now our)\s+(?P<role>[\w\s-]{2,40})"
-    r"|\b(?:our|the)\s+(?P<role2>[\w -]{2,30}?)\s+is\s+(?:now\s+)?(?P<who2>[A-Z][a-z]{1,20})\b"
-    r"|(?P<who_zh>[\u4e00-\u9fff]{2,3}?|[A-Za-z]{2,20})\s*是\s*(?:我们的?|团队的?)?(?P<role_zh>[\u4e00-\u9fff\w ]{2,10})",
+    r"(?P<who>\b[A-Z][a-z]{1,20}(?:\s+[A-Z][a-z]{1,20})?\b)\s+is\s+(?:our|the|now the|now our)\s+(?:new\s+)?"
+    r"(?P<role>[\w\s-]{2,40})"
+    r"|\b(?i:our|the)\s+(?:new\s+)?(?P<role2>[\w -]{2,30}?)\s+(?:is|will be)\s+(?:now\s+)?"
+    r"(?P<who2>[A-Z][a-z]{1,20}(?:\s+[A-Z][a-z]{1,20})?)\b"
+    r"|(?P<who_zh>[\u4e00-\u9fff]{2,3}?|[A-Za-z]{2,20})\s*是\s*(?:我们的?|团队的?|项目的?)?(?P<role_zh>[\u4e00-\u9fff\w ]{2,10})"
+    r"|(?:我们的?|团队的?|项目的?)?(?P<role_zh2>[\u4e00-\u9fff\w ]{2,10}?)(?:是|由)\s*"
+    r"(?P<who_zh2>[\u4e00-\u9fff]{2,3}|[A-Z][a-z]+)(?:来当|担任)?(?=[。，,！!；;]|$)",
 )
 NOT_A_NAME = frozenset(
     "the this that it our we you they he she there here what which who how why when where also then so and but "

@@ -370,13 +370,20 @@ def people_statement(clause: str) -> Statement | None:
                               category_override="people", entity_override=entity, label_override=area)
     role = ROLE_STATEMENT.search(clause)
     if role:
-        who = (role.group("who") or role.group("who2") or role.group("who_zh") or "").strip()
-        text = role.group("role") or role.group("role2") or role.group("role_zh") or ""
+        who = next((g for g in (role.group(k) for k in ("who", "who2", "who_zh", "who_zh2")) if g), "").strip()
+        text = next((g for g in (role.group(k) for k in ("role", "role2", "role_zh", "role_zh2")) if g), "")
+        if not who or who.lower() in NOT_A_NAME or who in ("我", "我们", "他", "她"):
+            return None
         for pattern, entity, en, zh in ROLES:
-            if re.search(pattern, text, re.I) and who.lower() not in NOT_A_NAME:
+            if re.search(pattern, text, re.I):
                 return Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=clause,
                                   category_override="people", entity_override=entity,
                                   label_override=zh if contains_cjk(clause) else en)
+        area = re.match(r"^\s*(?P<area>.+?)\s*(?:负责人|owner|lead|主管)$", text.strip(" .。"), re.I)
+        if area:  # "李雷是我们的后端负责人", "Sam is our backend lead": the owner of that area
+            return Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=clause,
+                             category_override="people", entity_override=f"{_owner_area(area.group('area'))}_owner",
+                             label_override=area.group("area"))
     return None
 
 
