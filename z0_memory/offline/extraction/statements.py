@@ -76,7 +76,7 @@ def analyse_sentence(sentence: str, *, proposal: bool = False) -> tuple[list[Sta
             return [], "strong" if _is_strong_acceptance(sentence, rest) else "weak"
         found, _ = analyse_sentence(rest)
         if not any(s.value for s in found) and not NEGATION.search(rest) and not is_question(rest):
-            return [], "strong"  # "Correct, that's what we're running.", "是的，就按这个来": an acceptance in other words
+            return [], "weak"  # "Correct, that's what we're running.", "是的，就按这个来": an acceptance in other words
         sentence, confirms = rest, True
     hedged = bool(HEDGE.search(sentence))
     if OPINION_QUESTION.search(sentence) and not proposal:
