@@ -231,16 +231,17 @@ async def extract_turn(pm: Any, memory: Any, turn: Sequence[TurnMessage], ctx: C
     related = await related_memories(pm, turn)
     model = memory.providers.chat("extractor", ctx)
     message_ids = said_ids(turn)
+    ignored: list[dict[str, Any]] = []  # instructions to the assistant: never memories, reported in the outcome
     if model is None:
         existing = [ExistingMemory(r.local_id, r.content, r.key, r.value, r.pending) for r in related]
-        candidates = extract_candidates(turn, project=pm.scope.project, existing=existing)
+        candidates = extract_candidates(turn, project=pm.scope.project, existing=existing, ignored=ignored)
         extractor = OFFLINE_EXTRACTOR_NAME
     else:
         candidates = await _llm_candidates(model, turn, related, ctx, pm.scope.project, memory.providers.structured(
             model, ExtractionResult, ctx.structured_output_method))
         extractor = f"llm/{getattr(model, 'model_name', None) or type(model).__name__}"
     provenance = Provenance(thread_id=thread_id, message_ids=message_ids, extractor=extractor)
-    return await write_candidates(pm, candidates, related, ctx, provenance, secrets)
+    return ignored + await write_candidates(pm, candidates, related, ctx, provenance, secrets)
 
 
 async def extract(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
