@@ -76,8 +76,24 @@ def bound_pairs(text: str, values: list[Found], phrases: list[Found]) -> list[Fo
     return pairs
 
 
+# Slots whose values are phrases, not names ("every second Tuesday", "100 characters", "每两周一次")
+_PHRASE_VALUED = frozenset({"release", "line_length"})
+_PHRASE_AFTER_SLOT = re.compile(
+    r"^\s*(?:go out|ship|happen|are cut|are released|is|are|will be|should be|[:：=]|是|定为|定在|为)?\s*"
+    r"(?P<v>(?:every|each|once|twice|weekly|biweekly|monthly|daily|nightly|quarterly|on|at most|max(?:imum)?|"
+    r"\d)[\w\s-]{0,40}?|每[\u4e00-\u9fff\w]{1,10}?|\d+\s*(?:个字符|字符|列)?)\s*(?=[,，.。;；!！]|$|\s+(?:and|but|so)\b)",
+    re.I,
+)
+
+
 def _generic_after(text: str, phrase: Found) -> Found | None:
     """An out-of-vocabulary value right after a slot phrase and its connector ("testing: testify")."""
+    if phrase.slot is not None and phrase.slot.entity in _PHRASE_VALUED:
+        p = _PHRASE_AFTER_SLOT.match(text[phrase.end :])
+        if p and p.group("v").strip():
+            start = phrase.end + p.start("v")
+            value = p.group("v").strip()
+            return Found(start, start + len(value), value, phrase.slot)
     m = _GENERIC_AFTER_SLOT.match(text[phrase.end :])
     if m is None or not looks_like_a_name(m.group("v")):
         return None
