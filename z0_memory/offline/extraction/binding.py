@@ -164,10 +164,26 @@ _COMMON_WORDS = frozenset(
 )
 
 
+_NAME_BEFORE_SLOT = re.compile(
+    r"(?P<v>[A-Z][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,2})\s*(?:(?i:for|as)\s+(?:(?i:the|our|a|an)\s+)?|做|作为|当)$"
+)
+
+
 def open_values(text: str, known: list[Found] | None = None) -> list[Found]:
     """Values the vocabulary does not know, bound by a decision verb ("we deploy with Kamal", "改用 Biome")."""
     known = find_values(text) if known is None else known
     out = []
+    for phrase in find_phrases(text):  # "Zorblax for the backend framework", "Zorblax 做 ORM"
+        m = _NAME_BEFORE_SLOT.search(text[: phrase.start])
+        if not m:
+            continue
+        start = m.start("v")
+        while (w := re.match(r"[A-Za-z']+\s+", text[start : m.end("v")])) and not looks_like_a_name(w.group(0)):
+            start += w.end()  # "Maybe Zorblax for ...": the name starts after the filler
+        value = text[start : m.end("v")]
+        if value and looks_like_a_name(value) and REDACTED not in value and \
+                not any(k.start < m.end("v") and start < k.end for k in known):
+            out.append(Found(start, m.end("v"), value, None))
     for m in _OPEN_VALUE.finditer(text):
         group = next(g for g in ("v", "vl", "vz") if m.group(g))
         if group == "vl" and (m.group(group).lower() in _COMMON_WORDS or not find_phrases(text[m.end(group):])):

@@ -236,7 +236,7 @@ SO_RATIONALE = re.compile(r"^(?P<why>.+?)(?:[，,]\s*(?:so|所以|因此|于是)
 SWITCH = (
     re.compile(
         r"\b(?:switch(?:ed|ing)?|mov(?:ed|ing|e)|migrat(?:ed|ing|e)|went|go(?:ing)?|chang(?:ed|ing|e)|port(?:ed|ing)?|"
-        r"transition(?:ed|ing)?)\s+(?:(?!from\b)[\w'-]+\s+){0,3}?(?:over\s+)?(?:from|off(?: of)?|away from)\s+(?P<old>.+?)\s+"
+        r"transition(?:ed|ing)?)\s+(?:(?!from\b)[\w'-]+\s+){0,5}?(?:over\s+)?(?:from|off(?: of)?|away from)\s+(?P<old>.+?)\s+"
         r"(?:over\s+)?(?:to|onto)\s+(?P<new>.+)",
         re.I,
     ),

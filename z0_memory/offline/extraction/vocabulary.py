@@ -168,8 +168,9 @@ ROLES: tuple[tuple[str, str, str, str], ...] = (  # pattern, entity, English lab
 def term_pattern(term: str) -> str:
     """A regex for a vocabulary term: word boundaries on its Latin ends, none on CJK ends (no spaces in Chinese)."""
     body = re.escape(term).replace(r"\ ", r"\s*" if contains_cjk(term) else r"\s+")
-    before = "" if contains_cjk(term[0]) else r"(?<![\w.\-/])"
-    after = "" if contains_cjk(term[-1]) else r"(?![\w\-]|\.\w)"
+    # Latin boundaries only: Chinese runs straight into Latin names ("后端用Fastify", "ORM用Prisma")
+    before = "" if contains_cjk(term[0]) else r"(?<![A-Za-z0-9_.\-/])"
+    after = "" if contains_cjk(term[-1]) else r"(?![A-Za-z0-9_\-]|\.[A-Za-z0-9])"
     return f"{before}{body}{after}"
 
 
@@ -193,7 +194,7 @@ def _value_regex(term: str) -> re.Pattern[str]:
 
 
 def _build_phrase_index() -> list[tuple[re.Pattern[str], Slot]]:
-    entries = [(p, s) for s in SLOTS for p in s.phrases]
+    entries = [(p, s) for s in SLOTS for p in {*s.phrases, s.en.lower(), s.zh}]  # its own labels name a slot too
     entries.sort(key=lambda e: -len(e[0]))
     return [(re.compile(term_pattern(p), re.IGNORECASE), s) for p, s in entries]
 
