@@ -98,8 +98,12 @@ def _generic_after(text: str, phrase: Found) -> Found | None:
     if m is None or not looks_like_a_name(m.group("v")):
         return None
     start = phrase.end + m.start("v")
-    value = m.group("v").rstrip(".,")
-    return Found(start, start + len(value), value, phrase.slot)
+    words = list(re.finditer(r"\S+", m.group("v").rstrip(".,")))
+    while len(words) > 1 and (words[-1].group(0).lower() in _KIND_WORDS or _NOT_NAME_WORD.match(words[-1].group(0))
+                              or words[-1].group(0).lower() in ENGLISH_STOPWORDS):
+        words.pop()  # "the job queue is Zorblax now": the value ends at the name
+    end = start + words[-1].end()
+    return Found(start, end, text[start:end], phrase.slot)
 
 
 _NOT_NAME_WORD = re.compile(

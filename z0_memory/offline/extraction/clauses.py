@@ -29,8 +29,13 @@ _CODE_LINE = re.compile(
 _ASSIGNMENT = re.compile(r"^\s*[\w.]+\s*(?:\[[^\]]*\])?\s*[+\-*/]?=\s*\S")
 
 
+_PLAIN_QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2032": "'"})
+
+
 def strip_noise(text: str) -> str:
-    """Drop injected memory blocks, code and quoted memory lines; keep the prose."""
+    """Drop injected memory blocks, code and quoted memory lines; keep the prose (typographic quotes made plain,
+    so "we’re" reads as "we're")."""
+    text = text.translate(_PLAIN_QUOTES)
     text = _MEMORY_BLOCK.sub("\n", text)
     text = _FENCE.sub("\n", text)
     kept = [
