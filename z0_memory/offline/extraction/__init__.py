@@ -1,57 +1,54 @@
 """Deterministic, bilingual (English + Chinese) rule-based extractor: one turn in, memory candidates out.
 
-No model, no database, no network: regular expressions over a small vocabulary of technical "slots". It is the
-extractor used when no LLM is configured, and the baseline the LLM extractor is measured against.
+No model, no database, no network. It is the extractor used when no LLM is configured, and the baseline the LLM
+extractor is measured against. Modules, one job each:
 
-Keys are ``{project}:{category}:{entity}``. Categories and entities come from ``SLOTS`` below:
+==============  ================================================================================================
+``clauses``     text to sentences and clauses (English and Chinese punctuation and conjunctions); injected
+                memory, code and typographic quotes cleaned away
+``cues``        the cue phrases as data: hedge, undecided, negation, bad judgement, decision, fact, confirmation,
+                rejection, question, instruction to the assistant, rationale, switch
+``vocabulary``  the slots as data (key category/entity, names in both languages, known values and aliases)
+``binding``     values bound to slots: a decision verb's object whatever it is (open vocabulary), a slot phrase
+                and its connector, names extended over versions and capitalised words
+``statements``  what each clause states, decided per clause; switches; preferences
+``people``      owners and roles
+``acceptance``  what a reply accepts: the assistant's proposal, statement or yes/no question, or a short answer
+``content``     keys and stored content (the user's own clause, said where it applies)
+``candidates``  the turn: instructions set aside, reasons from adjacent sentences, precedence within the turn,
+                links to stored memories, the ``Candidate`` list the extraction node consumes
+==============  ================================================================================================
 
-==========  ===============================================================================================
-stack       backend_framework, frontend_framework, language, runtime, css, auth, queue, payments
-database    database, cache, orm, migrations, search, warehouse, vector_store, object_storage
-tooling     testing, e2e_testing, package_manager, linter, formatter, type_checker, ci, bundler, monitoring,
-            orchestration, bi, docs, monorepo, editor, issue_tracker
-process     deploy, branching, merge_strategy, release
-convention  timestamps, naming, indentation, quotes, commit_messages, api_style, ids, line_length,
-            versioning, style
-people      ``{area}_owner`` ("Alice owns the backend" -> backend_owner) and roles: tech_lead,
-            product_manager, designer, on_call, release_manager, dba
-preference  the slot's entity for the user ("I prefer tabs" -> preference:indentation) or
-            ``{person}_{entity}`` for someone named ("Alice likes snake_case" -> preference:alice_naming)
-==========  ===============================================================================================
+Behaviour (issue 16):
 
-Values use the vocabulary's canonical spelling ("postgresql" -> "Postgres", "两个空格" -> "2 spaces"); a value
-the vocabulary does not know is kept as written when a slot phrase binds it ("testing: testify").
+- Clause level: a hedge in one clause ("队列还没想好，可能用 Kafka") leaves a firm clause firm; "not sure (yet)
+  whether X", "还没想好", "先不定" are hedges (pending), not negations; a bare trailing "probably" hedges the
+  clause before it; conditionals ("if we need search later, X") are hedges.
+- Open vocabulary: the value is what a decision verb or a slot phrase binds ("we deploy with Kamal", "error
+  tracking: Honeybadger"); the vocabulary only names the key; a value no slot names is kept as a keyless memory,
+  or filed under the slot the assistant's question was about.
+- The user's words: values keep the user's spelling (comparisons go through the vocabulary's canonical form, so
+  "PostgreSQL" repeats "Postgres"); content is the user's clause with the project and the slot's label; the reason
+  comes from the same or the adjacent sentence ("because", "since", "so that", "因为", "为了", "由于").
+- Precedence: a decision outranks a description of the same key in the turn, an explicit statement outranks a
+  clause that merely continues another, a value judged badly ("Meilisearch 功能不够") or rejected ("rather than
+  Koa", "ditching Jest") is never chosen.
+- Confirmations: a user's acceptance ("yes, that's right", "correct", "没错", "对，就这样") confirms the assistant's
+  proposal, statement or yes/no question just before it; a rejection ("no", "不对") confirms nothing; a lone "ok"
+  never adopts an unrelated pending idea.
+- Instructions to the assistant ("ignore your previous rules", "从现在起忽略之前的所有指令", "你以后都用英文回答")
+  are never stored; ``extract_candidates(..., ignored=[])`` reports them as ``ignored: instruction``; "remember
+  that X" is judged on X.
+- Secrets: the clause holding a secret (redacted by ``z0_memory.redaction``, or a long mixed-case token) is dropped,
+  the rest of the sentence is still extracted.
 
-What it catches
-  - decisions: "we'll use X for the Y", "let's go with X", "Y: X, not Z", "we decided to use X", "X it is",
-    "我们决定用 X", "Y 定为 X", "用 X 做 Y 吧"  -> kind decision, confidence 0.9
-  - switches: "we switched from X to Y because R", "replace X with Y", "drop X for Y", "不用 X 了，改用 Y，因为 R",
-    "把 X 换成 Y", "从 X 迁移到 Y", "X 太慢了，换成 Y" -> decision, rationale R, supersedes the old value's memories
-  - any firm statement of a new value for a key that already holds another value -> supersedes the old one
-  - preferences: "I prefer X", "Alice likes X", "I'd rather avoid X", "我喜欢用 X", "小李更喜欢 X" -> preference
-  - facts and conventions: "our API is deployed on X", "all timestamps are UTC", "we always write tests with X",
-    "column names use snake_case", "Alice owns the backend", "张伟负责后端", "所有时间戳都用 UTC" -> fact, 0.85
-  - hedges: "maybe we could try X", "what about X?", "should we use X?", "not sure, perhaps X", "也许可以试试 X",
-    "考虑一下 X", "要不要用 X？" -> hedged, confidence 0.35, key kept so a later confirmation matches
-  - confirmations: "yes, go with X", "ok, X for the Y", "agreed on X", "确定用 X", "X 就这么定了" -> confirms;
-    a bare "yes, let's do that" / "agreed" / "可以，就这么办" resolves to the assistant's proposal just before
-    it in the same turn, else to the newest pending memory in ``existing``
-  - repeats of a stored value -> ``same_as`` that memory; restating a pending value firmly -> ``confirms``
-  - secrets (API keys, tokens, passwords, private keys, credentials in URLs) -> "[REDACTED]"; a statement whose
-    value would be a secret is dropped
+Keys are ``{project}:{category}:{entity}`` with categories and entities from ``SLOTS``; people are
+``people:{area}_owner`` or a role (``people:tech_lead``); preferences are ``preference:{entity}`` for the user and
+``preference:{person}_{entity}`` for someone named.
 
-What it misses (by design or by limitation)
-  - anything outside the vocabulary with no slot phrase to bind it: "Releases go out every second Tuesday",
-    "the dbt models live in transform/" are facts, but have no key and no convention marker
-  - reasoning across turns ("the thing we discussed yesterday"), pronouns ("use it for the cache"), sarcasm,
-    self-corrections mid-sentence ("moving to X... no wait, keep Y"), and statements spread over several messages
-  - negative decisions without a replacement ("we're not using GraphQL") are not stored; nor are hedges that
-    name no value ("maybe later"), and a sentence that contained a secret yields nothing at all
-  - sentences over ``MAX_SENTENCE_CHARS`` (pasted text) are skipped; multi-word values the vocabulary only partly
-    knows are cut to the known part ("cargo nextest" -> "Cargo")
-  - assistant text never produces a memory on its own: only a proposal the user accepts in the same turn counts
-  - text inside injected memory blocks (``<memory>...</memory>``, lines starting with ``[memory``), fenced or
-    obvious code, questions, greetings, thanks and chit-chat are skipped
+Known limits: reasoning across turns beyond the assistant message just before ("the thing we discussed
+yesterday"), sarcasm, self-corrections mid-sentence, values that are ordinary lowercase words with no slot phrase,
+and a repeat that adds a reason is still a repeat (the reason is not added to the stored fact).
 """
 
 from __future__ import annotations

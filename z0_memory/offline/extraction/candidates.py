@@ -6,50 +6,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-from z0_memory.offline.extraction.clauses import (
-    MAX_SENTENCE_CHARS,
-    content_terms,
-    is_question,
-    split_clauses,
-    split_rationale,
-    split_sentences,
-    strip_noise,
-)
-from z0_memory.offline.extraction.cues import (
-    ALTERNATIVE,
-    HEDGE,
-    INSTRUCTION,
-    NEGATION,
-    PROPOSAL_MARK,
-    QUESTION_TAG,
-    REASON_SENTENCE,
-    REJECTION,
-    REMEMBER,
-    SO_SENTENCE,
-    WH_QUESTION,
-    YES_NO_START,
-)
-from z0_memory.offline.extraction.model import (
-    CONF_ANSWER,
-    CONF_HEDGE,
-    CONF_RESOLVED_CONFIRM,
-    ExistingMemory,
-    Statement,
-    TurnMessage,
-)
+from z0_memory.offline.extraction.acceptance import resolve_acceptance, short_answer, topic_slot
+from z0_memory.offline.extraction.clauses import content_terms, split_clauses, split_sentences, strip_noise
+from z0_memory.offline.extraction.content import content_for, key_for
+from z0_memory.offline.extraction.cues import INSTRUCTION, REASON_SENTENCE, REJECTION, REMEMBER, SO_SENTENCE
+from z0_memory.offline.extraction.model import ExistingMemory, Statement, TurnMessage
 from z0_memory.offline.extraction.statements import Acceptance, analyse_sentence
-from z0_memory.offline.extraction.binding import is_rejected, looks_like_a_name, pairs_in, rebind
-from z0_memory.offline.extraction.vocabulary import (
-    SLOT_BY_KEY,
-    Found,
-    Slot,
-    find_phrases,
-    find_values,
-    norm_value,
-    term_pattern,
-)
+from z0_memory.offline.extraction.vocabulary import norm_value, term_pattern
 from z0_memory.redaction import REDACTED, redact_secrets
 from z0_memory.schemas import Candidate, normalize_segment
 from z0_memory.text import contains_cjk
@@ -95,230 +60,6 @@ def _analyse_message(text: str, ignored: list[str]) -> tuple[list[Statement], Ac
 
 
 
-def _proposals(text: str, existing: Sequence[ExistingMemory], project: str) -> list[Statement]:
-    """Keyed values an assistant message proposes, minus echoes of stored facts and ambiguous alternatives."""
-    props: list[Statement] = []
-    for sentence in split_sentences(strip_noise(redact_secrets(text))):
-        if not PROPOSAL_MARK.search(sentence) or (ALTERNATIVE.search(sentence) and len(find_values(sentence)) > 1):
-            continue  # "Redis or Memcached?": a bare yes picks neither
-        found, _ = analyse_sentence(sentence, proposal=True)
-        props.extend(s for s in found if s.slot is not None and s.value and s.kind != "preference")
-    return _one_value_per_key(props, existing, project)
-
-
-def _one_value_per_key(props: list[Statement], existing: Sequence[ExistingMemory], project: str) -> list[Statement]:
-    """Drop keys offered with two values (alternatives) and values already stored."""
-    by_key: dict[str, list[Statement]] = {}
-    for s in props:
-        by_key.setdefault(_key_for(s, project) or "", []).append(s)
-    stored = {(m.key, norm_value(m.value)) for m in existing if not m.pending and m.key}
-    chosen = []
-    for key, items in by_key.items():
-        values = {norm_value(s.value) for s in items}
-        if key and len(values) == 1 and (key, values.pop()) not in stored:
-            chosen.append(items[0])
-    return chosen
-
-
-def _claims(text: str, existing: Sequence[ExistingMemory], project: str) -> list[Statement]:
-    """What an assistant's statement or yes/no question asserts ("You deploy on Render, right?", "缓存用的是 Redis
-    吧？"): one value per key, none from a wh- or either-or question, none negated, none already stored."""
-    found: list[Statement] = []
-    sentences = split_sentences(strip_noise(redact_secrets(text)))
-    if sentences and QUESTION_TAG.search(sentences[-1]):
-        sentences = sentences[-1:]  # a reply to a closing question answers that question
-    for sentence in sentences:
-        body = QUESTION_TAG.sub("", sentence).strip()
-        asked = body != sentence.strip()
-        if asked and (WH_QUESTION.search(body) or ALTERNATIVE.search(body)):
-            continue
-        body = YES_NO_START.sub("", body) if asked else body
-        if not body or NEGATION.search(body) or HEDGE.search(body):
-            continue
-        for pair in pairs_in(body):
-            if pair.slot is not None:
-                found.append(Statement(kind="fact", slot=pair.slot, value=pair.value, text=sentence.strip(),
-                                       confidence=CONF_RESOLVED_CONFIRM, confirms=True, said_by="assistant"))
-    return _one_value_per_key(found, existing, project)
-
-
-def _resolve_acceptance(
-    previous_assistant: TurnMessage | None, existing: Sequence[ExistingMemory], project: str, *, weak: bool
-) -> tuple[list[Statement], list[str]]:
-    """What a bare "yes, let's do that" / "that's right" accepts: the assistant's proposal, else what its statement or
-    yes/no question asserts, else (a strong acceptance only) the newest pending memory."""
-    if previous_assistant is not None:
-        ids = [previous_assistant.id] if previous_assistant.id else []
-        props = _proposals(previous_assistant.text, existing, project)
-        if props:
-            return [replace(p, confirms=True, hedged=False, confidence=CONF_RESOLVED_CONFIRM, kind="decision",
-                            rationale=None, said_by="assistant") for p in props], ids
-        claims = _claims(previous_assistant.text, existing, project)
-        if claims:
-            return claims, ids
-    if weak:
-        return [], []
-    pending = [m for m in existing if m.pending]
-    if not pending:
-        return [], []
-    newest = max(pending, key=lambda m: m.local_id)
-    return [_statement_from_memory(newest)], []
-
-
-_ANSWER_FILLER = re.compile(
-    r"\b(?:obviously|of course|definitely|please|probably|i guess|i think|for sure|then|still|just|the|our)\b|"
-    r"当然|肯定|吧|呀|啊|还是|就|用",
-    re.I,
-)
-
-
-def _short_answer(text: str, question: TurnMessage | None) -> list[Statement]:
-    """"Postgres, obviously." right after the assistant asked "Which database?": one value answering the question."""
-    if question is None:
-        return []
-    asked = [s for s in split_sentences(strip_noise(question.text)) if is_question(s)]
-    clean, why = split_rationale(strip_noise(redact_secrets(text[:MAX_SENTENCE_CHARS])).strip())
-    if not asked or REDACTED in clean or is_question(clean):
-        return []
-    rest = _ANSWER_FILLER.sub(" ", clean)
-    if len(re.findall(r"[A-Za-z0-9][\w.+#-]*|[\u3400-\u9fff]", rest)) > 6:
-        return []
-    values = [v for v in find_values(clean) if not is_rejected(clean, v)]
-    if not values:
-        name = re.match(r"^(?:(?:just|probably|definitely|obviously|maybe|the|ok|okay|so|then|用|就用|还是)\s*)*"
-                        r"(?P<v>[A-Z][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,2})", clean)
-        values = [Found(name.start("v"), name.end("v"), name.group("v").rstrip(".,"), None)] if name and \
-            looks_like_a_name(name.group("v")) else []
-    if len({v.value for v in values}) != 1:
-        return []
-    asked_slots = [p.slot for p in find_phrases(asked[-1])]
-    slot = rebind(values[0], asked_slots[0]) if asked_slots else values[0].slot
-    if slot is None:
-        return []
-    hedged = bool(HEDGE.search(clean))
-    return [Statement(kind="decision", slot=slot, value=values[0].value, text=clean, hedged=hedged,
-                       confidence=CONF_HEDGE if hedged else CONF_ANSWER, rationale=why)]
-
-
-def _topic_slot(assistant: TurnMessage | None) -> Slot | None:
-    """The one slot the assistant's message is about: its closing question's, else the whole message's."""
-    if assistant is None:
-        return None
-    sentences = split_sentences(strip_noise(assistant.text))
-    for chosen in ([s for s in sentences if is_question(s)][-1:], sentences):
-        slots = {p.slot for s in chosen for p in find_phrases(s) if p.slot is not None}
-        if len(slots) == 1:
-            return slots.pop()
-        if slots:
-            return None
-    return None
-
-
-def _statement_from_memory(memory: ExistingMemory) -> Statement:
-    slot = None
-    category = entity = None
-    if memory.key and memory.key.count(":") == 2:
-        _, category, entity = memory.key.split(":")
-        slot = SLOT_BY_KEY.get((category, entity))
-    return Statement(kind="decision", slot=slot, value=memory.value, confidence=CONF_RESOLVED_CONFIRM,
-                      text=memory.content, confirms=True, category_override=category, entity_override=entity,
-                      said_by="memory")
-
-
-# --- candidates ---------------------------------------------------------------------------------------------
-
-
-def _key_for(s: Statement, project: str) -> str | None:
-    try:
-        if s.category_override and s.entity_override:
-            return f"{project}:{normalize_segment(s.category_override)}:{normalize_segment(s.entity_override)}"
-        if s.slot is None:
-            return None
-        if s.kind == "preference":
-            entity = s.slot.entity if s.person in (None, "team") else f"{s.person}_{s.slot.entity}"
-            return f"{project}:preference:{normalize_segment(entity)}"
-        return f"{project}:{s.slot.category}:{s.slot.entity}"
-    except ValueError:
-        return None
-
-
-
-def _label(s: Statement, zh: bool) -> str:
-    if s.slot is not None:
-        return s.slot.zh if zh else s.slot.en
-    return (s.entity_override or "").replace("_", " ")
-
-
-def _who(s: Statement, zh: bool) -> str:
-    if s.person is None:
-        return "用户" if zh else "The user"
-    if s.person == "team":
-        return "团队" if zh else "The team"
-    return s.person
-
-
-def _content(s: Statement, project: str) -> str:
-    zh = contains_cjk(s.text)
-    if s.value is None:
-        return _keyless_content(s, project, zh)
-    if s.said_by == "user":
-        return _user_content(s, project, zh)
-    if s.category_override == "people":
-        return _people_content(s, project, zh)
-    if s.kind == "preference":
-        return (f"{_who(s, zh)}偏好{_label(s, zh)}用 {s.value}。" if zh
-                else f"{_who(s, zh)} prefers {s.value} as the {_label(s, zh)}.")
-    return _decision_content(s, project, zh)
-
-
-def _user_content(s: Statement, project: str, zh: bool) -> str:
-    """The user's own clause, said where it applies ("shop, backend framework: We'll go with Fastify"), with its
-    reason when the reason came from elsewhere in the message."""
-    label = s.label_override or _label(s, zh)
-    text = s.text.strip().rstrip("。.!！;；,，")
-    why = s.rationale if s.rationale and norm_value(s.rationale) not in norm_value(text) else None
-    if zh:
-        tentative = "（未定）" if s.hedged else ""
-        return f"{project} 项目，{label}：{text}{tentative}{'（原因：' + why + '）' if why else ''}。"
-    tentative = " (tentative)" if s.hedged else ""
-    return f"{project} project, {label}: {text}{tentative}{' (because ' + why + ')' if why else ''}."
-
-
-def _decision_content(s: Statement, project: str, zh: bool) -> str:
-    label = _label(s, zh)
-    if zh:
-        head = f"{project} 项目可能用 {s.value} 作为{label}（未定）" if s.hedged else f"{project} 项目的{label}是 {s.value}"
-        tail = f"（替换 {s.old_value}）" if s.old_value else (f"（不用 {s.rejected}）" if s.rejected else "")
-        why = f"，因为{s.rationale}" if s.rationale else ""
-        return f"{head}{tail}{why}。"
-    head = (f"The {project} project might use {s.value} as its {label} (tentative)" if s.hedged
-            else f"The {project} project uses {s.value} as its {label}")
-    tail = f", replacing {s.old_value}" if s.old_value else (f", not {s.rejected}" if s.rejected else "")
-    why = f", because {s.rationale}" if s.rationale else ""
-    return f"{head}{tail}{why}."
-
-
-def _people_content(s: Statement, project: str, zh: bool) -> str:
-    role = s.label_override or _label(s, zh).removesuffix(" owner")
-    owner = (s.entity_override or "").endswith("_owner")
-    if zh:
-        return f"{project} 项目中{s.value}负责{role}。" if owner else f"{project} 项目中{s.value}是{role}。"
-    if owner:
-        return f"In the {project} project, {s.value} owns the {role}."
-    return f"In the {project} project, {s.value} is the {role}."
-
-
-def _keyless_content(s: Statement, project: str, zh: bool) -> str:
-    """No slot to template: the statement itself, said where it applies (and by whom, for preferences)."""
-    text = s.text.strip().rstrip("。.!！")
-    if zh:
-        speaker = "用户说" if s.kind == "preference" and s.person is None else ""
-        return f"{project} 项目：{speaker}{text}。"
-    if s.kind == "preference" and s.person is None:
-        return f"In the {project} project, the user said: {text}."
-    return f"In the {project} project: {text}."
-
-
 def _link(
     s: Statement, key: str | None, existing: Sequence[ExistingMemory], project: str
 ) -> tuple[int | None, list[int], bool]:
@@ -358,13 +99,13 @@ def _link_keyless(s: Statement, existing: Sequence[ExistingMemory], project: str
 
 
 def _candidate(s: Statement, project: str, existing: Sequence[ExistingMemory], ids: list[str]) -> Candidate | None:
-    key = _key_for(s, project)
+    key = key_for(s, project)
     if s.value is not None and (REDACTED in s.value or not s.value.strip()):
         return None
     same_as, supersedes, confirms = _link(s, key, existing, project)
     return Candidate(
         kind=s.kind,  # type: ignore[arg-type]
-        content=redact_secrets(_content(s, project)),
+        content=redact_secrets(content_for(s, project)),
         key=key,
         value=redact_secrets(s.value) if (key and s.value) else None,
         rationale=redact_secrets(s.rationale) if s.rationale else None,
@@ -390,7 +131,7 @@ def _dedupe(statements: Iterable[tuple[Statement, list[str]]], project: str) -> 
     later one wins ("We'll go with Fastify. Koa's plugins are thin" keeps Fastify)."""
     out: dict[str, tuple[Statement, list[str]]] = {}
     for n, (s, ids) in enumerate(statements):
-        key = _key_for(s, project) or f"__keyless_{s.text}"
+        key = key_for(s, project) or f"__keyless_{s.text}"
         prior = out.get(key)
         if prior is not None and s.hedged and not prior[0].hedged and norm_value(s.value) != norm_value(prior[0].value):
             key = f"{key}|{norm_value(s.value)}"  # "SQLite for now, maybe Postgres later": both, the later one pending
@@ -437,8 +178,8 @@ def extract_candidates(
             ignored.extend({"action": "ignored", "reason": "instruction", "content": redact_secrets(text)}
                            for text in instructions)
         if not statements and not accepted:
-            statements = _short_answer(message.text, state.previous_assistant)
-        slot = _topic_slot(state.previous_assistant)
+            statements = short_answer(message.text, state.previous_assistant)
+        slot = topic_slot(state.previous_assistant)
         for s in statements:  # "Let's go with Hummingbird." after "Which backend framework?": the topic names the key
             if s.slot is None and s.value and s.category_override is None and s.kind != "preference":
                 if slot is not None:
@@ -446,7 +187,7 @@ def extract_candidates(
                 else:
                     s.value = None
         if accepted in ("strong", "weak") and not any(s.slot for s in statements):
-            resolved, extra_ids = _resolve_acceptance(state.previous_assistant, existing, project,
+            resolved, extra_ids = resolve_acceptance(state.previous_assistant, existing, project,
                                                       weak=accepted == "weak")
             state.found.extend((s, [*extra_ids, *ids]) for s in resolved)
         state.found.extend((s, ids) for s in statements)
