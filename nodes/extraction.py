@@ -12,7 +12,7 @@ extractor is the configured model (structured output into ``ExtractionResult``),
 A model failure never breaks or loses the turn: after its retries the turn is stored in ``z0_extraction_queue``
 and the node returns normally; ``retry_failed_extractions(memory, ctx)`` runs the queued turns again.
 
-Provenance of every write: the thread id, the ids of the messages it came from, the extractor (``offline-rules/1``
+Provenance of every write: the thread id, the ids of the messages it came from, the extractor (``offline-rules/2``
 or ``llm/<model>``), the confidence, and the time (fact versions: ``recorded_at``; semantic rows: ``created_at``
 and metadata; pending rows: ``first_seen``/``last_seen``).
 """

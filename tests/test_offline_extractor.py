@@ -281,7 +281,7 @@ def test_deterministic() -> None:
 
 
 def test_keys_are_valid_and_name_recorded() -> None:
-    assert OFFLINE_EXTRACTOR_NAME == "offline-rules/1"
+    assert OFFLINE_EXTRACTOR_NAME == "offline-rules/2"
     for r in load_rows():
         for c in extract_candidates([user(r["text"])], project=r["conversation"]):
             if c.key is not None:
