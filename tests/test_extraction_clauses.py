@@ -134,6 +134,16 @@ def test_not_sure_whether_is_pending_not_dropped() -> None:
     assert zh.value == "Typesense" and zh.hedged
 
 
+def test_opinion_in_chinese_is_a_hedge_like_i_think() -> None:
+    assert by_key(run("I think we should use Redis for caching."))[f"{P}:database:cache"].hedged
+    assert by_key(run("我觉得用 Redis 做缓存比较好。"))[f"{P}:database:cache"].hedged
+
+
+def test_either_or_question_leans_nowhere() -> None:
+    assert run("Should we use MySQL or Postgres for the database?") == []
+    assert run("后端语言选 Go 还是 Kotlin 比较好？") == []
+
+
 def test_trailing_hedge_clause_hedges_the_clause_before() -> None:
     c = by_key(run("We'll use Redis for caching, probably."))[f"{P}:database:cache"]
     assert c.hedged and c.confidence < 0.6

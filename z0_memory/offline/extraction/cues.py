@@ -34,7 +34,8 @@ HEDGE = re.compile(
     r"promising|promising|(?:want|wanna|would like|'d like) to try|try out|kinda leaning|leaning)\b"
     r"|\b(?:if (?:we|i|it|they|needed|necessary|ever|traffic|load|usage)|in case|down the road|eventually|at some point|"
     r"someday|one day)\b"
-    r"|也行|也可以|看起来不错|不错的选择|值得一试|可以考虑|想试试|如果|万一|到时候|以后再说"
+    r"|也行|也可以|看起来不错|不错的选择|值得一试|可以考虑|想试试|如果|万一|到时候|以后再说|我觉得|我认为|我感觉|"
+    r"比较好|更合适|更好"
     r"|暂定|初步|大概|估计|应该会|可能会|有可能|备选|候选|看情况|回头再(?:定|说|看)|还在(?:比较|评估|考虑|看|调研)|"
     r"调研一下|先看看|评估中|待评估",
     re.I,
@@ -46,7 +47,7 @@ HEDGE_PROPOSAL = re.compile(
     r"pick(?:ing)?|choos(?:e|ing)|whether|tentative(?:ly)?|makes? (?:the most |more )?sense|(?:good|better|best) fit|"
     r"fits?|suits?|go for|worth|likely|potentially|provisionally|pencil(?:l?ed)? in|evaluating|exploring|"
     r"looking (?:at|into)|shortlist(?:ed)?|trial(?:l?ing)|prototyping|playing|could|toying|candidate|promising|"
-    r"change|if|case|eventually|someday)\b|如果|万一|到时候|暂定|初步|大概|估计|应该会|备选|候选|调研|评估|也行|也可以|不错|值得"
+    r"change|if|case|eventually|someday)\b|如果|万一|到时候|比较好|更合适|更好|暂定|初步|大概|估计|应该会|备选|候选|调研|评估|也行|也可以|不错|值得"
     r"|也许|或许|可能|说不定|要不|试|考虑|倾向|用|换|选|上",
     re.I,
 )

@@ -16,6 +16,7 @@ from z0_memory.offline.extraction.clauses import (
 )
 from z0_memory.offline.extraction.cues import (
     ACCEPT_ONLY,
+    ALTERNATIVE,
     CONFIRM_ANYWHERE,
     CONFIRM_PREFIX,
     CONVENTION,
@@ -80,8 +81,9 @@ def analyse_sentence(sentence: str, *, proposal: bool = False) -> tuple[list[Sta
     hedged = bool(HEDGE.search(sentence))
     if OPINION_QUESTION.search(sentence) and not proposal:
         return [], None
-    if is_question(sentence) and not hedged and not proposal:
-        return [], None
+    if is_question(sentence) and not proposal and (not hedged or (ALTERNATIVE.search(sentence)
+                                                                   and len(find_values(sentence)) > 1)):
+        return [], None  # a question, or an either-or one ("选 Go 还是 Kotlin 比较好？") that leans nowhere
     if is_chitchat(sentence):
         return [], None
     confirms = (confirms or bool(CONFIRM_ANYWHERE.search(sentence))) and not hedged
