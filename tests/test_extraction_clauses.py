@@ -69,6 +69,22 @@ def test_value_outside_the_vocabulary_zh_and_multi_word() -> None:
     assert by_key(run("我们改用 Oxc 做代码检查。"))[f"{P}:tooling:linter"].value == "Oxc"
 
 
+def test_unknown_values_in_more_phrasings() -> None:
+    assert by_key(run("Hummingbird is what we picked for the backend."))[f"{P}:stack:backend_framework"].value \
+        == "Hummingbird"
+    assert by_key(run("We cache with Zorbcache."))[f"{P}:database:cache"].value == "Zorbcache"
+    assert by_key(run("For queues: Zorblax."))[f"{P}:stack:queue"].value == "Zorblax"
+    assert by_key(run("Caching is done with Zorbcache."))[f"{P}:database:cache"].value == "Zorbcache"
+    assert by_key(run("ORM用Zorborm。"))[f"{P}:database:orm"].value == "Zorborm"
+
+
+def test_value_after_the_assistants_question_takes_its_slot() -> None:
+    got = by_key(run("A: Which job queue are you going with?", "Let's go with Zorblax."))
+    assert got[f"{P}:stack:queue"].value == "Zorblax"
+    zh = by_key(run("A: 消息队列打算用什么？", "用 Zorblax 吧。"))
+    assert zh[f"{P}:stack:queue"].value == "Zorblax"
+
+
 def test_unknown_slot_still_yields_a_keyless_memory_in_the_users_words() -> None:
     got = run("We'll use Valibot for request validation.")
     assert len(got) == 1 and got[0].key is None and firm(got[0])

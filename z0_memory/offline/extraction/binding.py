@@ -12,10 +12,10 @@ from z0_memory.offline.extraction.vocabulary import Found, Slot, find_phrases, f
 from z0_memory.redaction import REDACTED
 from z0_memory.text import ENGLISH_STOPWORDS
 
-_CONNECTORS = (
-    r"(?:[:：=]|->|→|will be|should be|is going to be|is|are|uses?|using|runs? on|is (?:deployed|hosted|running)"
-    r" (?:on|to|at)|(?:deployed|hosted|built|written) (?:on|to|in|with)|will be built in|goes? to|follows?|"
-    r"(?:are|is) (?:run|written|done|managed|handled|built|tracked) (?:with|in|by|on)|"
+_CONNECTORS = (  # longer alternatives first: "is done with" must win over "is"
+    r"(?:[:：=]|->|→|will be built in|will be|should be|is going to be|is (?:deployed|hosted|running) (?:on|to|at)|"
+    r"(?:are|is) (?:run|done|managed|handled|built|tracked) (?:with|in|by|on)|"  # not "written in": a language
+    r"(?:deployed|hosted|built) (?:on|to|in|with)|uses?|using|runs?(?: on)?|goes? to|follows?|is|are|"
     r"用的是|统一用|一律用|都用|就用|还是用|还是|(?:直接|先|主要|全部|目前|现在|暂时)?(?:使用|用)|采用|选用|定为|定成|改为|改用|"
     r"(?:我们)?选(?:了|择|的是)?|是|走|goes? through|部署在|跑在|托管在|(?:目前|现在|都)?(?:放在|在)|"
     r"goes? (?:into|in|to)|lives? (?:in|on)|(?:is |are )?(?:stored|kept) (?:in|on)|stays?(?: as| on| with)?|"
@@ -86,8 +86,17 @@ _PHRASE_AFTER_SLOT = re.compile(
 )
 
 
+_NAME_WITH_AFTER_SLOT = re.compile(r"^\s+(?:with|via|through|using|by|in)\s+(?:(?i:the|our)\s+)?"
+                                   r"(?P<v>[A-Z][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,2})")
+
+
 def _generic_after(text: str, phrase: Found) -> Found | None:
-    """An out-of-vocabulary value right after a slot phrase and its connector ("testing: testify")."""
+    """An out-of-vocabulary value right after a slot phrase and its connector ("testing: testify", "we cache with
+    Zorbcache": after a bare preposition only a capitalised name)."""
+    w = _NAME_WITH_AFTER_SLOT.match(text[phrase.end :])
+    if w and looks_like_a_name(w.group("v")):
+        start = phrase.end + w.start("v")
+        return Found(start, start + len(w.group("v").rstrip(".,")), w.group("v").rstrip(".,"), phrase.slot)
     if phrase.slot is not None and phrase.slot.entity in _PHRASE_VALUED:
         p = _PHRASE_AFTER_SLOT.match(text[phrase.end :])
         if p and p.group("v").strip():
@@ -133,11 +142,13 @@ _NAME_AFTER = re.compile(r"[ \t]*(?<=[ \t])([A-Z][\w.+#/-]*|v?\d+(?:\.\d+)*(?!\w
 _OPEN_VALUE = re.compile(
     r"(?i:\b(?:use|uses|using|used|go(?:ing)? with|went with|switch(?:ed|ing)?(?: over)? to|mov(?:e|ed|ing)(?: over)? to|"
     r"migrat(?:e|ed|ing) to|pick(?:ed)?|chose|choose|settle(?:d)? on|adopt(?:ed|ing)?|stick(?:ing)? with|"
-    r"standardi[sz]e(?:d)? on|deploy(?:s|ed|ing)? (?:with|on|to|via)|host(?:s|ed|ing)? (?:on|with|at)|"
+    r"standardi[sz]e(?:d)? on|end(?:ed)? up with|went for|go(?:ing)? for|deploy(?:s|ed|ing)? (?:with|on|to|via)|host(?:s|ed|ing)? (?:on|with|at)|"
     r"run(?:s|ning)? on|rel(?:y|ies) on|built (?:with|on|in)|opt(?:ed|ing)? for|keep(?:ing)?|add(?:ing|ed)?|"
     r"introduc(?:e|ing|ed)|bring(?:ing)? in|stay(?:s|ing)? (?:on|with)|will be|going all in on|all in on|"
     r"(?:is|are) (?:run|built|done|managed|handled|tracked|hosted|deployed) (?:with|on|in|by|via)))"
     r"\s+(?:(?i:the|our|a|an)\s+)?(?P<v>[A-Z0-9][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,3})"
+    r"|(?P<vw>[A-Z][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,2})\s+(?i:is|was)\s+what\s+(?i:we|i)(?:'ve|'re)?\s+"
+    r"(?i:picked|chose|use|used|went with|decided on|settled on|are using|'re using)"  # "X is what we picked"
     r"|(?i:\b(?:use|using|go(?:ing)? with|switch(?:ed|ing)? to|mov(?:e|ed|ing) to|pick(?:ed)?|chose|settled? on)"
     r"\s+(?P<vl>[a-z][\w.+#/-]*[a-z0-9])(?=\s+(?:for|as|to)\s))"  # "we use tox for testing": lowercase, then a slot
     r"|(?:用的是|选的是|用|使用|采用|选用|选|改用|换成|换用|定为|定成|部署在|托管在|跑在|迁移到|切换到|切到|走)了?\s*"
@@ -189,7 +200,7 @@ def open_values(text: str, known: list[Found] | None = None) -> list[Found]:
                 not any(k.start < m.end("v") and start < k.end for k in known):
             out.append(Found(start, m.end("v"), value, None))
     for m in _OPEN_VALUE.finditer(text):
-        group = next(g for g in ("v", "vl", "vz") if m.group(g))
+        group = next(g for g in ("v", "vw", "vl", "vz") if m.group(g))
         if group == "vl" and (m.group(group).lower() in _COMMON_WORDS or not find_phrases(text[m.end(group):])):
             continue
         start, end = m.start(group), m.start(group)

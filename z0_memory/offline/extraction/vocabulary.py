@@ -37,7 +37,7 @@ def _slot(
 SLOTS: tuple[Slot, ...] = (
     _slot("stack", "backend_framework", "backend framework", "后端框架",
           "api layer;api server;http server;backend service;服务器框架;backend framework;backend;back end;back-end;server side;server-side;server framework;api framework;"
-          "web framework;server;http framework;HTTP 框架;Web 框架;"
+          "web framework;server;http framework;the api;HTTP 框架;Web 框架;"
           "后端框架;后端;服务端框架;服务端",
           "Hono;Express|Express.js;Fastify;Koa;NestJS|Nest.js|Nest;Django;FastAPI;Flask;Rails|Ruby on Rails;Spring Boot;"
           "Gin;Echo;Actix|Actix Web;Axum;Laravel;Phoenix;Litestar;Starlette;Elysia", area="backend"),
@@ -196,7 +196,13 @@ def _value_regex(term: str) -> re.Pattern[str]:
 def _build_phrase_index() -> list[tuple[re.Pattern[str], Slot]]:
     entries = [(p, s) for s in SLOTS for p in {*s.phrases, s.en.lower(), s.zh}]  # its own labels name a slot too
     entries.sort(key=lambda e: -len(e[0]))
-    return [(re.compile(term_pattern(p), re.IGNORECASE), s) for p, s in entries]
+    return [(re.compile(_plural(term_pattern(p)), re.IGNORECASE), s) for p, s in entries]
+
+
+def _plural(pattern: str) -> str:
+    """A Latin slot phrase also in the plural ("queues", "caches"): an optional s/es before its end boundary."""
+    marker = r"(?![A-Za-z0-9_\-]|\.[A-Za-z0-9])"
+    return pattern.replace(marker, r"(?:e?s)?" + marker) if pattern.endswith(marker) else pattern
 
 
 _VALUES = _build_value_index()
