@@ -160,6 +160,20 @@ def test_either_or_question_leans_nowhere() -> None:
     assert run("后端语言选 Go 还是 Kotlin 比较好？") == []
 
 
+def test_more_chinese_tentative_choices_are_pending() -> None:
+    for text, key in (("暂时用 Redis 顶一下。", "database:cache"), ("应该用 Kafka 吧。", "stack:queue"),
+                      ("想换成 pnpm，还没最终确定。", "tooling:package_manager"), ("Kafka 待定。", "stack:queue"),
+                      ("数据库先定 MySQL，不过还可能变。", "database:database")):
+        c = by_key(run(text))[f"{P}:{key}"]
+        assert c.hedged and c.confidence < 0.6, text
+    assert firm(by_key(run("确定用 Postgres 了。"))[f"{P}:database:database"])
+
+
+def test_two_values_of_one_slot_choose_neither() -> None:
+    assert run("缓存用 Redis 或者 Memcached。") == []
+    assert run("We use Redis or Memcached for caching, not sure yet.") == []
+
+
 def test_trailing_hedge_clause_hedges_the_clause_before() -> None:
     c = by_key(run("We'll use Redis for caching, probably."))[f"{P}:database:cache"]
     assert c.hedged and c.confidence < 0.6

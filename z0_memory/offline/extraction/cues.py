@@ -35,7 +35,8 @@ HEDGE = re.compile(
     r"|\b(?:if (?:we|i|it|they|needed|necessary|ever|traffic|load|usage)|in case|down the road|eventually|at some point|"
     r"someday|one day)\b"
     r"|也行|也可以|看起来不错|不错的选择|值得一试|可以考虑|想试试|如果|万一|到时候|以后再说|我觉得|我认为|我感觉|"
-    r"比较好|更合适|更好"
+    r"比较好|更合适|更好|暂时(?!不)|临时|应该(?:会|用|是|选)|试着|还在犹豫|犹豫|还没(?:有)?(?:最终|完全)?(?:确定|定下来|决定)|"
+    r"没(?:最终)?确定|还可能变|可能会变"
     r"|暂定|初步|大概|估计|应该会|可能会|有可能|备选|候选|看情况|回头再(?:定|说|看)|还在(?:比较|评估|考虑|看|调研)|"
     r"调研一下|先看看|评估中|待评估",
     re.I,
@@ -47,7 +48,7 @@ HEDGE_PROPOSAL = re.compile(
     r"pick(?:ing)?|choos(?:e|ing)|whether|tentative(?:ly)?|makes? (?:the most |more )?sense|(?:good|better|best) fit|"
     r"fits?|suits?|go for|worth|likely|potentially|provisionally|pencil(?:l?ed)? in|evaluating|exploring|"
     r"looking (?:at|into)|shortlist(?:ed)?|trial(?:l?ing)|prototyping|playing|could|toying|candidate|promising|"
-    r"change|if|case|eventually|someday)\b|如果|万一|到时候|比较好|更合适|更好|暂定|初步|大概|估计|应该会|备选|候选|调研|评估|也行|也可以|不错|值得"
+    r"change|if|case|eventually|someday)\b|如果|万一|到时候|比较好|更合适|更好|待定|暂时|临时|应该|试着|犹豫|暂定|初步|大概|估计|应该会|备选|候选|调研|评估|也行|也可以|不错|值得"
     r"|也许|或许|可能|说不定|要不|试|考虑|倾向|用|换|选|上",
     re.I,
 )
@@ -62,7 +63,7 @@ UNSURE = re.compile(r"\b(?:not sure|unsure|undecided)\b|不确定|不一定|待�
 UNDECIDED = re.compile(
     r"\b(?:(?:i'?m|we'?re|i am|we are)\s+)?(?:not (?:yet )?(?:sure|decided|settled|certain)|haven't (?:yet )?decided|"
     r"have not (?:yet )?decided|still (?:deciding|undecided))(?:\s+yet)?\b|还没想好|没想好|还没定|还没决定|先不定|"
-    r"还不确定|不确定|不一定",
+    r"还不确定|不确定|不一定|还没(?:有)?(?:最终|完全)?(?:确定|定下来|决定)|没(?:最终)?确定",
     re.I,
 )
 NEGATION = re.compile(
@@ -80,7 +81,9 @@ CONFIRM_PREFIX = re.compile(
     r"|^(?:同意|确定|确认|就这么定了?|就这样吧?|就这么办吧?)[\s,，.!！。:：]*",
     re.I,
 )
-CONFIRM_ANYWHERE = re.compile(r"\b(?:confirmed|agreed|final|it is|that's settled|settled)\b|确定|确认|就这么定|定了", re.I)
+CONFIRM_ANYWHERE = re.compile(
+    r"\b(?:confirmed|agreed|final|it is|that's settled|settled)\b|(?<![没不未])(?:最终)?(?:确定|确认)|就这么定|(?<![没不未])定了", re.I
+)
 ACCEPT_ONLY = re.compile(
     r"^(?:let'?s (?:do|go with|use|try) (?:that|it|this|those)|(?:go|going) with (?:that|it|this|your suggestion)|"
     r"do (?:that|it)|ship it|that works|works for me|sounds good|agreed|deal|please do|go ahead|make it so|"
@@ -154,7 +157,7 @@ DECISION = re.compile(
     r"from now on|going forward|it is|stick(?:ing)? with|switch(?:ing)? to|mov(?:e|ing) to|migrat(?:e|ing) to|"
     r"adopt(?:ing)?|i meant|correction|i misspoke|(?:it|that) should be|ended up (?:with|going with|picking|using|choosing|on)|opt(?:ed|ing)? for|picking|choosing|went with|"
     r"will be (?:built|written|done|using)|is going to be)\b|^(?:use|pick|choose)\b"
-    r"|决定|定为|定成|定了|更正|纠正|说错了|应该是|其实是|就用|直接用|选用|采用|选定|(?:我们|就)(?:最终|最后|还是|也)?选(?:了|择)?|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|就这么定|用.{1,30}吧$",
+    r"|决定|定为|定成|定了|更正|纠正|说错了|应该是|其实是|就用|直接用|选用|采用|选定|(?:我们|就)(?:最终|最后|还是|也)?选(?:了|择)?|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|先定|准备用|打算用|计划用|就这么定|用.{1,30}吧[。！!]?$",
     re.I,
 )
 STRONG_DECISION = re.compile(r"\b(?:decided|decision)\b|决定", re.I)

@@ -74,25 +74,29 @@ def analyse_sentence(sentence: str, *, proposal: bool = False) -> tuple[list[Sta
         rest = sentence[prefix.end() :].strip()
         if not rest or ACCEPT_ONLY.match(rest):
             return [], "strong" if _is_strong_acceptance(sentence, rest) else "weak"
-        found, _ = analyse_sentence(rest)
-        if not any(s.value for s in found) and not NEGATION.search(rest) and not is_question(rest):
+        found = _statements(rest, confirms=True, proposal=proposal)
+        if not found and not NEGATION.search(rest) and not is_question(rest):
             return [], "weak"  # "Correct, that's what we're running.", "是的，就按这个来": an acceptance in other words
-        sentence, confirms = rest, True
+        return found, None
+    return _statements(sentence, confirms=confirms, proposal=proposal), None
+
+
+def _statements(sentence: str, *, confirms: bool, proposal: bool) -> list[Statement]:
     hedged = bool(HEDGE.search(sentence))
     if OPINION_QUESTION.search(sentence) and not proposal:
-        return [], None
+        return []
     if is_question(sentence) and not proposal and (not hedged or (ALTERNATIVE.search(sentence)
                                                                    and len(find_values(sentence)) > 1)):
-        return [], None  # a question, or an either-or one ("选 Go 还是 Kotlin 比较好？") that leans nowhere
+        return []  # a question, or an either-or one ("选 Go 还是 Kotlin 比较好？") that leans nowhere
     if is_chitchat(sentence):
-        return [], None
+        return []
     confirms = (confirms or bool(CONFIRM_ANYWHERE.search(sentence))) and not hedged
     switched = _switch_statement(sentence, hedged=hedged, confirms=confirms)
     if switched is not None:
         statement, rest = switched
         more = _clause_statements(rest, hedged=hedged, confirms=confirms, proposal=proposal) if rest else []
-        return [statement, *more], None
-    return _clause_statements(sentence, hedged=hedged, confirms=confirms, proposal=proposal), None
+        return [statement, *more]
+    return _clause_statements(sentence, hedged=hedged, confirms=confirms, proposal=proposal)
 
 
 def _is_strong_acceptance(sentence: str, rest: str) -> bool:
@@ -311,6 +315,8 @@ def _statements_for(
         return _preference_statements(clause, pairs, person, negative, keyless_ok=not inherited)
     if not pairs:
         return _keyless(clause, mode, sentence)
+    if ALTERNATIVE.search(clause) and len({p.value for p in pairs}) < len(find_values(clause)):
+        return []  # "缓存用 Redis 或者 Memcached": two values of one slot, neither chosen
     if mode == "hedge" and not (HEDGE_PROPOSAL.search(clause) or has_bound_pair(clause) or open_values(clause)):
         return []  # "I think Tailwind is overrated": an opinion, not a tentative choice
     if mode in ("hedge", "preference"):
