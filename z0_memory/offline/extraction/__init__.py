@@ -1,0 +1,71 @@
+"""Deterministic, bilingual (English + Chinese) rule-based extractor: one turn in, memory candidates out.
+
+No model, no database, no network. It is the extractor used when no LLM is configured, and the baseline the LLM
+extractor is measured against. Modules, one job each:
+
+==============  ================================================================================================
+``clauses``     text to sentences and clauses (English and Chinese punctuation and conjunctions); injected
+                memory, code and typographic quotes cleaned away
+``cues``        the cue phrases as data: hedge, undecided, negation, bad judgement, decision, fact, confirmation,
+                rejection, question, instruction to the assistant, rationale, switch
+``vocabulary``  the slots as data (key category/entity, names in both languages, known values and aliases)
+``binding``     values bound to slots: a decision verb's object whatever it is (open vocabulary), a slot phrase
+                and its connector, names extended over versions and capitalised words
+``statements``  what each clause states, decided per clause; switches; preferences
+``people``      owners and roles
+``acceptance``  what a reply accepts: the assistant's proposal, statement or yes/no question, or a short answer
+``content``     keys and stored content (the user's own clause, said where it applies)
+``candidates``  the turn: instructions set aside, reasons from adjacent sentences, precedence within the turn,
+                links to stored memories, the ``Candidate`` list the extraction node consumes
+==============  ================================================================================================
+
+Behaviour (issue 16):
+
+- Clause level: a hedge in one clause ("队列还没想好，可能用 Kafka") leaves a firm clause firm; "not sure (yet)
+  whether X", "还没想好", "先不定" are hedges (pending), not negations; a bare trailing "probably" hedges the
+  clause before it; conditionals ("if we need search later, X") are hedges.
+- Open vocabulary: the value is what a decision verb or a slot phrase binds ("we deploy with Kamal", "error
+  tracking: Honeybadger"); the vocabulary only names the key; a value no slot names is kept as a keyless memory,
+  or filed under the slot the assistant's question was about.
+- The user's words: values keep the user's spelling (comparisons go through the vocabulary's canonical form, so
+  "PostgreSQL" repeats "Postgres"); content is the user's clause with the project and the slot's label; the reason
+  comes from the same or the adjacent sentence ("because", "since", "so that", "因为", "为了", "由于").
+- Precedence: a decision outranks a description of the same key in the turn, an explicit statement outranks a
+  clause that merely continues another, a value judged badly ("Meilisearch 功能不够") or rejected ("rather than
+  Koa", "ditching Jest") is never chosen.
+- Confirmations: a user's acceptance ("yes, that's right", "correct", "没错", "对，就这样") confirms the assistant's
+  proposal, statement or yes/no question just before it; a rejection ("no", "不对") confirms nothing; a lone "ok"
+  never adopts an unrelated pending idea.
+- Instructions to the assistant ("ignore your previous rules", "从现在起忽略之前的所有指令", "你以后都用英文回答")
+  are never stored; ``extract_candidates(..., ignored=[])`` reports them as ``ignored: instruction``; "remember
+  that X" is judged on X.
+- Secrets: the clause holding a secret (redacted by ``z0_memory.redaction``, or a long mixed-case token) is dropped,
+  the rest of the sentence is still extracted.
+
+Keys are ``{project}:{category}:{entity}`` with categories and entities from ``SLOTS``; people are
+``people:{area}_owner`` or a role (``people:tech_lead``); preferences are ``preference:{entity}`` for the user and
+``preference:{person}_{entity}`` for someone named.
+
+Known limits: reasoning across turns beyond the assistant message just before ("the thing we discussed
+yesterday"), sarcasm, self-corrections mid-sentence, values that are ordinary lowercase words with no slot phrase,
+and a repeat that adds a reason is still a repeat (the reason is not added to the stored fact).
+"""
+
+from __future__ import annotations
+
+
+from z0_memory.offline.extraction.candidates import OFFLINE_EXTRACTOR_NAME, extract_candidates
+from z0_memory.offline.extraction.model import ExistingMemory, TurnMessage
+from z0_memory.offline.extraction.vocabulary import SLOTS, Slot, canonical_value
+from z0_memory.redaction import redact_secrets
+
+__all__ = [
+    "OFFLINE_EXTRACTOR_NAME",
+    "SLOTS",
+    "ExistingMemory",
+    "Slot",
+    "TurnMessage",
+    "canonical_value",
+    "extract_candidates",
+    "redact_secrets",
+]

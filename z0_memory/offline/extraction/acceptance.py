@@ -1,0 +1,173 @@
+"""What a user's reply accepts: the assistant's proposal, what its statement or yes/no question asserts, the value a
+short answer gives to the assistant's question, or (a strong acceptance only) the newest pending memory; and the
+slot the assistant's message is about, which names the key of a value the user's clause leaves unfiled.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+
+from z0_memory.offline.extraction.binding import is_rejected, looks_like_a_name, pairs_in, rebind
+from z0_memory.offline.extraction.clauses import (
+    MAX_SENTENCE_CHARS,
+    is_question,
+    split_rationale,
+    split_sentences,
+    strip_noise,
+)
+from z0_memory.offline.extraction.content import key_for
+from z0_memory.offline.extraction.cues import (
+    ALTERNATIVE,
+    HEDGE,
+    NEGATION,
+    PROPOSAL_MARK,
+    QUESTION_TAG,
+    WH_QUESTION,
+    YES_NO_START,
+)
+from z0_memory.offline.extraction.model import (
+    CONF_ANSWER,
+    CONF_HEDGE,
+    CONF_RESOLVED_CONFIRM,
+    ExistingMemory,
+    Statement,
+    TurnMessage,
+)
+from z0_memory.offline.extraction.statements import analyse_sentence
+from z0_memory.offline.extraction.vocabulary import SLOT_BY_KEY, Found, Slot, find_phrases, find_values, norm_value
+from z0_memory.redaction import REDACTED, redact_secrets
+
+
+def _proposals(text: str, existing: Sequence[ExistingMemory], project: str) -> list[Statement]:
+    """Keyed values an assistant message proposes, minus echoes of stored facts and ambiguous alternatives."""
+    props: list[Statement] = []
+    for sentence in split_sentences(strip_noise(redact_secrets(text))):
+        if not PROPOSAL_MARK.search(sentence) or (ALTERNATIVE.search(sentence) and len(find_values(sentence)) > 1):
+            continue  # "Redis or Memcached?": a bare yes picks neither
+        found, _ = analyse_sentence(sentence, proposal=True)
+        props.extend(s for s in found if s.slot is not None and s.value and s.kind != "preference")
+    return _one_value_per_key(props, existing, project)
+
+
+def _one_value_per_key(props: list[Statement], existing: Sequence[ExistingMemory], project: str) -> list[Statement]:
+    """Drop keys offered with two values (alternatives) and values already stored."""
+    by_key: dict[str, list[Statement]] = {}
+    for s in props:
+        by_key.setdefault(key_for(s, project) or "", []).append(s)
+    stored = {(m.key, norm_value(m.value)) for m in existing if not m.pending and m.key}
+    chosen = []
+    for key, items in by_key.items():
+        values = {norm_value(s.value) for s in items}
+        if key and len(values) == 1 and (key, values.pop()) not in stored:
+            chosen.append(items[0])
+    return chosen
+
+
+def _claims(text: str, existing: Sequence[ExistingMemory], project: str) -> list[Statement]:
+    """What an assistant's statement or yes/no question asserts ("You deploy on Render, right?", "缓存用的是 Redis
+    吧？"): one value per key, none from a wh- or either-or question, none negated, none already stored."""
+    found: list[Statement] = []
+    sentences = split_sentences(strip_noise(redact_secrets(text)))
+    if sentences and QUESTION_TAG.search(sentences[-1]):
+        sentences = sentences[-1:]  # a reply to a closing question answers that question
+    for sentence in sentences:
+        body = QUESTION_TAG.sub("", sentence).strip()
+        asked = body != sentence.strip()
+        if asked and (WH_QUESTION.search(body) or ALTERNATIVE.search(body)):
+            continue
+        body = YES_NO_START.sub("", body) if asked else body
+        if not body or NEGATION.search(body) or HEDGE.search(body):
+            continue
+        for pair in pairs_in(body):
+            if pair.slot is not None:
+                found.append(Statement(kind="fact", slot=pair.slot, value=pair.value, text=sentence.strip(),
+                                       confidence=CONF_RESOLVED_CONFIRM, confirms=True, said_by="assistant"))
+    return _one_value_per_key(found, existing, project)
+
+
+def resolve_acceptance(
+    previous_assistant: TurnMessage | None, existing: Sequence[ExistingMemory], project: str, *, weak: bool
+) -> tuple[list[Statement], list[str]]:
+    """What a bare "yes, let's do that" / "that's right" accepts: the assistant's proposal, else what its statement or
+    yes/no question asserts, else (a strong acceptance only) the newest pending memory."""
+    if previous_assistant is not None:
+        ids = [previous_assistant.id] if previous_assistant.id else []
+        props = _proposals(previous_assistant.text, existing, project)
+        if props:
+            return [replace(p, confirms=True, hedged=False, confidence=CONF_RESOLVED_CONFIRM, kind="decision",
+                            rationale=None, said_by="assistant") for p in props], ids
+        claims = _claims(previous_assistant.text, existing, project)
+        if claims:
+            return claims, ids
+    if weak:
+        return [], []
+    pending = [m for m in existing if m.pending]
+    if not pending:
+        return [], []
+    newest = max(pending, key=lambda m: m.local_id)
+    return [_statement_from_memory(newest)], []
+
+
+_ANSWER_FILLER = re.compile(
+    r"\b(?:obviously|of course|definitely|please|probably|i guess|i think|for sure|then|still|just|the|our)\b|"
+    r"当然|肯定|吧|呀|啊|还是|就|用",
+    re.I,
+)
+
+
+def short_answer(text: str, question: TurnMessage | None) -> list[Statement]:
+    """"Postgres, obviously." right after the assistant asked "Which database?": one value answering the question."""
+    if question is None:
+        return []
+    asked = [s for s in split_sentences(strip_noise(question.text)) if is_question(s)]
+    clean, why = split_rationale(strip_noise(redact_secrets(text[:MAX_SENTENCE_CHARS])).strip())
+    if not asked or REDACTED in clean or is_question(clean):
+        return []
+    rest = _ANSWER_FILLER.sub(" ", clean)
+    if len(re.findall(r"[A-Za-z0-9][\w.+#-]*|[\u3400-\u9fff]", rest)) > 6:
+        return []
+    values = [v for v in find_values(clean) if not is_rejected(clean, v)]
+    if not values:
+        name = re.match(r"^(?:(?:just|probably|definitely|obviously|maybe|the|ok|okay|so|then|用|就用|还是)\s*)*"
+                        r"(?P<v>[A-Z][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,2})", clean)
+        values = [Found(name.start("v"), name.end("v"), name.group("v").rstrip(".,"), None)] if name and \
+            looks_like_a_name(name.group("v")) else []
+    if len({v.value for v in values}) != 1:
+        return []
+    asked_slots = [p.slot for p in find_phrases(asked[-1])]
+    slot = rebind(values[0], asked_slots[0]) if asked_slots else values[0].slot
+    if slot is None:
+        return []
+    hedged = bool(HEDGE.search(clean))
+    return [Statement(kind="decision", slot=slot, value=values[0].value, text=clean, hedged=hedged,
+                       confidence=CONF_HEDGE if hedged else CONF_ANSWER, rationale=why)]
+
+
+def topic_slot(assistant: TurnMessage | None) -> Slot | None:
+    """The one slot the assistant's message is about: its closing question's, else the whole message's."""
+    if assistant is None:
+        return None
+    sentences = split_sentences(strip_noise(assistant.text))
+    for chosen in ([s for s in sentences if is_question(s)][-1:], sentences):
+        slots = {p.slot for s in chosen for p in find_phrases(s) if p.slot is not None}
+        if len(slots) == 1:
+            return slots.pop()
+        if slots:
+            return None
+    return None
+
+
+def _statement_from_memory(memory: ExistingMemory) -> Statement:
+    slot = None
+    category = entity = None
+    if memory.key and memory.key.count(":") == 2:
+        _, category, entity = memory.key.split(":")
+        slot = SLOT_BY_KEY.get((category, entity))
+    return Statement(kind="decision", slot=slot, value=memory.value, confidence=CONF_RESOLVED_CONFIRM,
+                      text=memory.content, confirms=True, category_override=category, entity_override=entity,
+                      said_by="memory")
+
+
+# --- candidates ---------------------------------------------------------------------------------------------

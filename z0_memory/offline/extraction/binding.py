@@ -1,0 +1,256 @@
+"""Binding values to slots in a clause: "cache: Redis", "Redis for caching", "we deploy with Kamal"; values the
+vocabulary does not know are still values when a decision verb or a slot phrase binds them (open vocabulary), and
+a known value is extended over the name-like words that follow it ("cargo nextest", "NATS JetStream").
+"""
+
+from __future__ import annotations
+
+import re
+
+from z0_memory.offline.extraction.cues import NOT_A_NAME, REJECTED_BEFORE
+from z0_memory.offline.extraction.vocabulary import Found, Slot, find_phrases, find_values
+from z0_memory.redaction import REDACTED
+from z0_memory.text import ENGLISH_STOPWORDS
+
+_CONNECTORS = (  # longer alternatives first: "is done with" must win over "is"
+    r"(?:[:：=]|->|→|will be built in|will be|should be|is going to be|is (?:deployed|hosted|running) (?:on|to|at)|"
+    r"(?:are|is) (?:run|done|managed|handled|built|tracked) (?:with|in|by|on)|"  # not "written in": a language
+    r"(?:deployed|hosted|built) (?:on|to|in|with)|uses?|using|runs?(?: on)?|goes? to|follows?|is|are|"
+    r"用的是|统一用|一律用|都用|就用|还是用|还是|(?:直接|先|主要|全部|目前|现在|暂时)?(?:使用|用)|采用|选用|定为|定成|改为|改用|"
+    r"(?:我们)?选(?:了|择|的是)?|是|走|goes? through|部署在|跑在|托管在|(?:目前|现在|都)?(?:放在|在)|"
+    r"goes? (?:into|in|to)|lives? (?:in|on)|(?:is |are )?(?:stored|kept) (?:in|on)|stays?(?: as| on| with)?|"
+    r"remains?(?: as| on)?)"
+)
+# "deployment target is X", "CI provider: X": a kind word may sit between the slot phrase and its connector
+_KIND_AFTER_SLOT = r"(?:\s+(?:target|choice|provider|engine|platform|tool|tooling|layer|service|solution|option|vendor|of choice))?"
+_ADVERB = r"(?:(?:now|currently|still|already|also|mostly|all|both|just|finally|officially)\s+)?"
+_CONNECT_AFTER_SLOT = re.compile(
+    rf"^{_KIND_AFTER_SLOT}\s*(?:(?:{_CONNECTORS})\s+{_ADVERB}(?:on|with|via|through|at|in)?|{_CONNECTORS}|on|with|via|"
+    r"through|at)\s*(?:(?:the|our|a|an)\s+)?"
+    r"(?:(?!(?:not|no|never|replaced|dropped|instead)\b)[a-z][\w-]*\s+)?$",  # "backend will be a thin FastAPI service"
+    re.I)
+_GENERIC_AFTER_SLOT = re.compile(
+    rf"^{_KIND_AFTER_SLOT}\s*{_CONNECTORS}\s*(?:the\s+|our\s+)?"
+    r"(?P<v>[A-Za-z0-9][\w.+#/-]*(?:[ \t]+(?:[A-Z0-9][\w.+#/-]*|characters|chars|columns|spaces))?)",
+    re.I,
+)
+_CONNECT_BEFORE_SLOT = re.compile(
+    r"^\s*(?:(?:stays?|remains?|is|will be)\s+)?(?:(?:for|as|in|on)\s+(?:the\s+|our\s+|all\s+|a\s+|an\s+)?"
+    r"(?:[\w-]+\s+)?|做|作为|当|来做|来|管理|写|存)\s*$",
+    re.I,
+)
+
+
+# Slots whose known values can stand in for each other ("Redis for the job queue"): a slot phrase bound to a
+# known value re-files it only within its group; elsewhere the value's own slot wins ("用 Kotlin 写后端").
+_INTERCHANGEABLE = (
+    frozenset({"cache", "queue", "database", "search", "vector_store", "warehouse", "object_storage"}),
+    frozenset({"backend_framework", "frontend_framework", "runtime"}),
+    frozenset({"testing", "e2e_testing"}),
+    frozenset({"linter", "formatter", "type_checker"}),
+    frozenset({"monitoring", "bi"}),
+)
+
+
+def rebind(value: Found, phrase_slot: Slot | None) -> Slot | None:
+    if value.slot is None or phrase_slot is None or value.slot == phrase_slot:
+        return phrase_slot or value.slot
+    same_group = any({value.slot.entity, phrase_slot.entity} <= group for group in _INTERCHANGEABLE)
+    # "hosted on Supabase": whatever else it is, what a project is deployed on is its deployment platform
+    return phrase_slot if same_group or phrase_slot.entity == "deploy" else value.slot
+
+
+def bound_pairs(text: str, values: list[Found], phrases: list[Found]) -> list[Found]:
+    """(value, slot) pairs where a slot phrase is attached to a value: "cache: Redis", "Redis for caching"."""
+    pairs: list[Found] = []
+    for phrase in phrases:
+        for value in values:
+            after = value.start >= phrase.end and _CONNECT_AFTER_SLOT.match(text[phrase.end : value.start])
+            before = value.end <= phrase.start and _CONNECT_BEFORE_SLOT.match(text[value.end : phrase.start])
+            if after or before:
+                pairs.append(Found(value.start, value.end, value.value, rebind(value, phrase.slot)))
+        if not any(p.slot == phrase.slot for p in pairs):
+            generic = _generic_after(text, phrase)
+            if generic is not None:
+                pairs.append(generic)
+    return pairs
+
+
+# Slots whose values are phrases, not names ("every second Tuesday", "100 characters", "每两周一次")
+_PHRASE_VALUED = frozenset({"release", "line_length"})
+_PHRASE_AFTER_SLOT = re.compile(
+    r"^\s*(?:go out|ship|happen|are cut|are released|is|are|will be|should be|[:：=]|是|定为|定在|为)?\s*"
+    r"(?P<v>(?:every|each|once|twice|weekly|biweekly|monthly|daily|nightly|quarterly|on|at most|max(?:imum)?|"
+    r"\d)[\w\s-]{0,40}?|每[\u4e00-\u9fff\w]{1,10}?|\d+\s*(?:个字符|字符|列)?)\s*(?=[,，.。;；!！]|$|\s+(?:and|but|so)\b)",
+    re.I,
+)
+
+
+_NAME_WITH_AFTER_SLOT = re.compile(r"^\s+(?:with|via|through|using|by|in)\s+(?:(?i:the|our)\s+)?"
+                                   r"(?P<v>[A-Z][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,2})")
+
+
+def _generic_after(text: str, phrase: Found) -> Found | None:
+    """An out-of-vocabulary value right after a slot phrase and its connector ("testing: testify", "we cache with
+    Zorbcache": after a bare preposition only a capitalised name)."""
+    w = _NAME_WITH_AFTER_SLOT.match(text[phrase.end :])
+    if w and looks_like_a_name(w.group("v")):
+        start = phrase.end + w.start("v")
+        return Found(start, start + len(w.group("v").rstrip(".,")), w.group("v").rstrip(".,"), phrase.slot)
+    if phrase.slot is not None and phrase.slot.entity in _PHRASE_VALUED:
+        p = _PHRASE_AFTER_SLOT.match(text[phrase.end :])
+        if p and p.group("v").strip():
+            start = phrase.end + p.start("v")
+            value = p.group("v").strip()
+            return Found(start, start + len(value), value, phrase.slot)
+    m = _GENERIC_AFTER_SLOT.match(text[phrase.end :])
+    if m is None or not looks_like_a_name(m.group("v")):
+        return None
+    start = phrase.end + m.start("v")
+    words = list(re.finditer(r"\S+", m.group("v").rstrip(".,")))
+    while len(words) > 1 and (words[-1].group(0).lower() in _KIND_WORDS or _NOT_NAME_WORD.match(words[-1].group(0))
+                              or words[-1].group(0).lower() in ENGLISH_STOPWORDS):
+        words.pop()  # "the job queue is Zorblax now": the value ends at the name
+    end = start + words[-1].end()
+    return Found(start, end, text[start:end], phrase.slot)
+
+
+_NOT_NAME_WORD = re.compile(
+    r"^(?:\w+(?:ed|ing)|run|built|written|done|set|made|up|out|also|still|now|currently|just|always|never|very|"
+    r"really|pretty|quite|too|so|being|going|fine|good|great|bad|slow|fast|ok|okay|important|ready|broken)$",
+    re.I,
+)
+
+
+def looks_like_a_name(value: str) -> bool:
+    """An out-of-vocabulary value must look like a thing's name, not a verb or filler ("written in", "so slow")."""
+    first = value.split()[0].lower()
+    return not (first in NOT_A_NAME or first in ENGLISH_STOPWORDS or _NOT_NAME_WORD.match(first))
+
+
+def is_rejected(text: str, found: Found) -> bool:
+    return bool(REJECTED_BEFORE.search(text[: found.start]))
+
+
+# Words that end a value's name ("Redis cluster", "Hono app"): the thing's kind, not its name.
+_KIND_WORDS = frozenset(
+    "framework library lib tool tools service services platform server servers instance instances cluster version "
+    "setup stack plugin plugins app apps api apis sdk cli db database cache queue for as in on to with and or but "
+    "because since instead rather over from at by now then too also here there".split()
+)
+_NAME_AFTER = re.compile(r"[ \t]*(?<=[ \t])([A-Z][\w.+#/-]*|v?\d+(?:\.\d+)*(?!\w|\.\w))")
+_OPEN_VALUE = re.compile(
+    r"(?i:\b(?:use|uses|using|used|go(?:ing)? with|went with|switch(?:ed|ing)?(?: over)? to|mov(?:e|ed|ing)(?: over)? to|"
+    r"migrat(?:e|ed|ing) to|pick(?:ed)?|chose|choose|settle(?:d)? on|adopt(?:ed|ing)?|stick(?:ing)? with|"
+    r"standardi[sz]e(?:d)? on|end(?:ed)? up with|went for|go(?:ing)? for|deploy(?:s|ed|ing)? (?:with|on|to|via)|host(?:s|ed|ing)? (?:on|with|at)|"
+    r"run(?:s|ning)? on|rel(?:y|ies) on|built (?:with|on|in)|opt(?:ed|ing)? for|keep(?:ing)?|add(?:ing|ed)?|"
+    r"introduc(?:e|ing|ed)|bring(?:ing)? in|stay(?:s|ing)? (?:on|with)|will be|going all in on|all in on|"
+    r"(?:is|are) (?:run|built|done|managed|handled|tracked|hosted|deployed) (?:with|on|in|by|via)))"
+    r"\s+(?:(?i:the|our|a|an)\s+)?(?P<v>[A-Z0-9][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,3})"
+    r"|(?P<vw>[A-Z][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,2})\s+(?i:is|was)\s+what\s+(?i:we|i)(?:'ve|'re)?\s+"
+    r"(?i:picked|chose|use|used|went with|decided on|settled on|are using|'re using)"  # "X is what we picked"
+    r"|(?i:\b(?:use|using|go(?:ing)? with|switch(?:ed|ing)? to|mov(?:e|ed|ing) to|pick(?:ed)?|chose|settled? on)"
+    r"\s+(?P<vl>[a-z][\w.+#/-]*[a-z0-9])(?=\s+(?:for|as|to)\s))"  # "we use tox for testing": lowercase, then a slot
+    r"|(?:用的是|选的是|用|使用|采用|选用|选|改用|换成|换用|定为|定成|部署在|托管在|跑在|迁移到|切换到|切到|走)了?\s*"
+    r"(?P<vz>[A-Za-z][\w.+#/-]*(?:[ \t]+[A-Za-z][\w.+#/-]*){0,2})"
+)
+
+
+def _extend(text: str, value: Found, taken: list[Found]) -> Found:
+    """A known value followed by capitalised name words is a longer name ("NATS JetStream", "React Native")."""
+    end = value.end
+    for _ in range(3):
+        m = _NAME_AFTER.match(text, end)
+        if not m or m.group(1).lower().rstrip(".") in _KIND_WORDS:
+            break
+        known = next((t for t in taken if t.start == m.start(1)), None)
+        if known is not None and known.slot != value.slot:
+            break  # a known value of the same slot continues the name ("AWS ECS"); another slot's does not
+        end = known.end if known is not None else m.start(1) + len(m.group(1).rstrip(".,"))
+    if end == value.end:
+        return value
+    return Found(value.start, end, text[value.start:end], value.slot)
+
+
+_COMMON_WORDS = frozenset(
+    "it this that them these those one ones something anything everything nothing same approach thing things stuff way "
+    "ways version setup tool tools library libraries service services framework option options default defaults "
+    "whatever whichever either neither both all some any none another other others more less most least".split()
+)
+
+
+_NAME_BEFORE_SLOT = re.compile(
+    r"(?P<v>[A-Z][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,2})\s*(?:(?i:for|as)\s+(?:(?i:the|our|a|an)\s+)?|做|作为|当)$"
+)
+
+
+def open_values(text: str, known: list[Found] | None = None) -> list[Found]:
+    """Values the vocabulary does not know, bound by a decision verb ("we deploy with Kamal", "改用 Biome")."""
+    known = find_values(text) if known is None else known
+    out = []
+    for phrase in find_phrases(text):  # "Zorblax for the backend framework", "Zorblax 做 ORM"
+        m = _NAME_BEFORE_SLOT.search(text[: phrase.start])
+        if not m:
+            continue
+        start = m.start("v")
+        while (w := re.match(r"[A-Za-z']+\s+", text[start : m.end("v")])) and not looks_like_a_name(w.group(0)):
+            start += w.end()  # "Maybe Zorblax for ...": the name starts after the filler
+        value = text[start : m.end("v")]
+        if value and looks_like_a_name(value) and REDACTED not in value and \
+                not any(k.start < m.end("v") and start < k.end for k in known):
+            out.append(Found(start, m.end("v"), value, None))
+    for m in _OPEN_VALUE.finditer(text):
+        group = next(g for g in ("v", "vw", "vl", "vz") if m.group(g))
+        if group == "vl" and (m.group(group).lower() in _COMMON_WORDS or not find_phrases(text[m.end(group):])):
+            continue
+        start, end = m.start(group), m.start(group)
+        for word in re.finditer(r"\S+", m.group(group)):
+            if word.group(0).lower().rstrip(".,") in _KIND_WORDS:
+                break
+            end = start + word.start() + len(word.group(0).rstrip(".,"))
+        value = text[start:end]
+        if not value or REDACTED in value or not looks_like_a_name(value):
+            continue
+        if any(k.start < end and start < k.end for k in known):
+            continue
+        out.append(Found(start, end, text[start:end], None))
+    return out
+
+
+def leading_name(text: str, context: str) -> list[Found]:
+    """"Better Stack because ...": the name a switch's target starts with, filed under the one slot ``context``
+    names ("moved our logging from ..."); nothing when no single slot is named."""
+    m = re.match(r"(?:the\s+|our\s+)?([A-Z][\w.+#/-]*(?:[ \t]+[A-Z][\w.+#/-]*){0,3})", text)
+    slots = {p.slot for p in find_phrases(context) if p.slot is not None}
+    if not m or len(slots) != 1 or REDACTED in m.group(1) or not looks_like_a_name(m.group(1)):
+        return []
+    return [Found(m.start(1), m.end(1), m.group(1).rstrip(".,"), slots.pop())]
+
+
+def pairs_in(text: str) -> list[Found]:
+    """The (value, slot) pairs a clause states, bound pairs first, rejected alternatives removed."""
+    known = [v for v in find_values(text) if REDACTED not in v.value]
+    extended = [_extend(text, v, known) for v in known]
+    known = [v for v in extended if not any(o.start < v.start < o.end for o in extended)]
+    values = sorted(known + open_values(text, known), key=lambda v: v.start)
+    phrases = find_phrases(text)
+    bound = bound_pairs(text, values, phrases)
+    slots = {p.slot for p in phrases if p.slot is not None}
+    if len(slots) == 1:  # "For the queue we picked Faktory": the one slot the clause names files its unbound value
+        slot = next(iter(slots))
+        bound += [Found(v.start, v.end, v.value, slot) for v in values if v.slot is None
+                  and not any(b.start == v.start for b in bound) and slot not in {b.slot for b in bound}]
+    out: list[Found] = []
+    seen_slots: set[tuple[str, str]] = set()
+    for pair in [*bound, *values]:
+        if pair.slot is None or is_rejected(text, pair) or REDACTED in pair.value:
+            continue
+        slot_id = (pair.slot.category, pair.slot.entity)
+        if slot_id in seen_slots or any(o.start == pair.start for o in out):
+            continue
+        seen_slots.add(slot_id)
+        out.append(pair)
+    return sorted(out, key=lambda p: p.start)
+
+
+

@@ -1,0 +1,196 @@
+"""Turn level: statements of each user message, acceptances of the assistant's proposals, linking to stored
+memories, precedence within the turn, and the Candidates the extraction node consumes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from z0_memory.offline.extraction.acceptance import resolve_acceptance, short_answer, topic_slot
+from z0_memory.offline.extraction.clauses import content_terms, split_clauses, split_sentences, strip_noise
+from z0_memory.offline.extraction.content import content_for, key_for
+from z0_memory.offline.extraction.cues import INSTRUCTION, REASON_SENTENCE, REJECTION, REMEMBER, SO_SENTENCE
+from z0_memory.offline.extraction.model import ExistingMemory, Statement, TurnMessage
+from z0_memory.offline.extraction.statements import Acceptance, analyse_sentence
+from z0_memory.offline.extraction.vocabulary import norm_value, term_pattern
+from z0_memory.redaction import REDACTED, redact_secrets
+from z0_memory.schemas import Candidate, normalize_segment
+from z0_memory.text import contains_cjk
+
+OFFLINE_EXTRACTOR_NAME = "offline-rules/2"  # /2: the clause-level, open-vocabulary rules of issue 16
+
+def _without_instructions(sentence: str, ignored: list[str]) -> str:
+    """The sentence minus its clauses that order the assistant about ("ignore your rules", "你以后都用英文回答")."""
+    if not INSTRUCTION.search(sentence):
+        return sentence
+    ignored.append(sentence)
+    kept = [c for c in split_clauses(sentence) if not INSTRUCTION.search(c)]
+    return ("，" if contains_cjk(sentence) else ", ").join(kept)
+
+
+def _analyse_message(text: str, ignored: list[str]) -> tuple[list[Statement], Acceptance]:
+    """Statements of one user message, and whether it is a bare acceptance; instructions go to ``ignored``."""
+    statements: list[Statement] = []
+    accepted: Acceptance = None
+    clean = strip_noise(redact_secrets(text))
+    if REJECTION.match(clean.strip()):
+        accepted = "rejected"
+    previous: list[Statement] = []
+    previous_text = ""
+    for sentence in split_sentences(clean):
+        sentence = _without_instructions(REMEMBER.sub("", sentence.strip()), ignored)
+        reason = REASON_SENTENCE.match(sentence)
+        if reason and previous and not any(s.rationale for s in previous):
+            for s in previous:  # the reason for the sentence before, not a statement of its own
+                s.rationale = sentence[reason.end():].strip(" .。!！")
+            previous, previous_text = [], sentence
+            continue
+        found, bare = analyse_sentence(sentence)
+        if found and not previous and previous_text and SO_SENTENCE.match(sentence):
+            for s in found:
+                s.rationale = s.rationale or previous_text.strip(" .。!！")
+        statements.extend(found)
+        previous, previous_text = found, sentence
+        if accepted is None or bare == "strong":
+            accepted = bare if accepted != "rejected" else accepted
+    return statements, accepted
+
+
+
+
+def _link(
+    s: Statement, key: str | None, existing: Sequence[ExistingMemory], project: str
+) -> tuple[int | None, list[int], bool]:
+    """(same_as, supersedes, confirms) for a statement against the stored memories."""
+    if key is None:
+        return _link_keyless(s, existing, project), [], s.confirms
+    same_key = [m for m in existing if m.key == key]
+    stored_same = [m for m in same_key if not m.pending and norm_value(m.value) == norm_value(s.value)]
+    if stored_same:
+        return max(m.local_id for m in stored_same), [], s.confirms
+    if s.hedged:
+        return None, [], False
+    pending_same = [m for m in same_key if m.pending and norm_value(m.value) == norm_value(s.value)]
+    supersedes = [m.local_id for m in same_key if norm_value(m.value) != norm_value(s.value)]
+    if s.old_value:
+        supersedes += [m.local_id for m in existing if m.key is None and _names(m.content, s.old_value)
+                       and m.local_id not in supersedes]
+    return None, sorted(supersedes), s.confirms or bool(pending_same)
+
+
+def _names(content: str, value: str) -> bool:
+    return bool(re.search(term_pattern(value), content, re.I))
+
+
+def _link_keyless(s: Statement, existing: Sequence[ExistingMemory], project: str) -> int | None:
+    """A stored memory saying the same thing: nearly all of its content terms (template words aside) recur."""
+    template = content_terms(f"{project} project 项目") | {project.lower()}
+    mine = content_terms(s.text) - template
+    if not mine:
+        return None
+    for m in existing:
+        theirs = content_terms(m.content) - template
+        shared = len(mine & theirs)
+        if theirs and shared / len(mine) >= 0.8 and shared / len(theirs) >= 0.8:
+            return m.local_id
+    return None
+
+
+def _candidate(s: Statement, project: str, existing: Sequence[ExistingMemory], ids: list[str]) -> Candidate | None:
+    key = key_for(s, project)
+    if s.value is not None and (REDACTED in s.value or not s.value.strip()):
+        return None
+    same_as, supersedes, confirms = _link(s, key, existing, project)
+    return Candidate(
+        kind=s.kind,  # type: ignore[arg-type]
+        content=redact_secrets(content_for(s, project)),
+        key=key,
+        value=redact_secrets(s.value) if (key and s.value) else None,
+        rationale=redact_secrets(s.rationale) if s.rationale else None,
+        confidence=s.confidence,
+        hedged=s.hedged,
+        confirms=confirms,
+        supersedes=supersedes,
+        same_as=same_as,
+        source_message_ids=list(ids),
+    )
+
+
+def _rank(s: Statement) -> int:
+    if s.hedged:
+        return 0
+    if s.weak:
+        return 1
+    return 2 if s.kind == "fact" and not s.confirms else 3
+
+
+def _dedupe(statements: Iterable[tuple[Statement, list[str]]], project: str) -> list[tuple[Statement, list[str]]]:
+    """One statement per key: a decision beats a description, a firm statement beats a hedge, and among equals the
+    later one wins ("We'll go with Fastify. Koa's plugins are thin" keeps Fastify)."""
+    out: dict[str, tuple[Statement, list[str]]] = {}
+    for n, (s, ids) in enumerate(statements):
+        key = key_for(s, project) or f"__keyless_{s.text}"
+        prior = out.get(key)
+        if prior is not None and s.hedged and not prior[0].hedged and norm_value(s.value) != norm_value(prior[0].value):
+            key = f"{key}|{norm_value(s.value)}"  # "SQLite for now, maybe Postgres later": both, the later one pending
+            prior = out.get(key)
+        if prior is not None and _rank(s) < _rank(prior[0]):
+            continue
+        out.pop(key, None)
+        out[key] = (s, ids)
+    return list(out.values())
+
+
+@dataclass
+class _TurnState:
+    previous_assistant: TurnMessage | None = None
+    found: list[tuple[Statement, list[str]]] = field(default_factory=list)
+
+
+def extract_candidates(
+    messages: Sequence[TurnMessage],
+    *,
+    project: str,
+    existing: Sequence[ExistingMemory] = (),
+    ignored: list[dict[str, str]] | None = None,
+) -> list[Candidate]:
+    """Memory candidates stated by the user in ``messages`` (one turn), linked to the ``existing`` memories.
+
+    Only user messages are read for statements; an assistant message counts only as what a following user message
+    accepts ("yes, let's do that", "that's right"). Output order follows the text; at most one candidate per key.
+    Instructions to the assistant are never candidates; when ``ignored`` is given, each is appended to it as
+    ``{"action": "ignored", "reason": "instruction", "content": <the sentence>}``.
+    """
+    normalize_segment(project)
+    state = _TurnState()
+    for message in messages:
+        if message.role == "assistant":
+            state.previous_assistant = message
+            continue
+        if message.role != "user":
+            continue
+        ids = [message.id] if message.id else []
+        instructions: list[str] = []
+        statements, accepted = _analyse_message(message.text, instructions)
+        if ignored is not None:
+            ignored.extend({"action": "ignored", "reason": "instruction", "content": redact_secrets(text)}
+                           for text in instructions)
+        if not statements and not accepted:
+            statements = short_answer(message.text, state.previous_assistant)
+        slot = topic_slot(state.previous_assistant)
+        for s in statements:  # "Let's go with Hummingbird." after "Which backend framework?": the topic names the key
+            if s.slot is None and s.value and s.category_override is None and s.kind != "preference":
+                if slot is not None:
+                    s.slot = slot
+                else:
+                    s.value = None
+        if accepted in ("strong", "weak") and not any(s.slot for s in statements):
+            resolved, extra_ids = resolve_acceptance(state.previous_assistant, existing, project,
+                                                      weak=accepted == "weak")
+            state.found.extend((s, [*extra_ids, *ids]) for s in resolved)
+        state.found.extend((s, ids) for s in statements)
+    candidates = (_candidate(s, project, existing, ids) for s, ids in _dedupe(state.found, project))
+    return [c for c in candidates if c is not None]
+

@@ -1,0 +1,121 @@
+"""Text to clauses: strip injected memory and code, split into sentences and clauses; small text tests."""
+
+from __future__ import annotations
+
+import re
+
+from z0_memory.offline.extraction.cues import (
+    GREETING, QUESTION_START, QUESTION_ZH, RATIONALE, SO_RATIONALE,
+)
+from z0_memory.offline.extraction.vocabulary import find_values
+from z0_memory.text import STOPWORDS, contains_cjk
+
+_MEMORY_BLOCK = re.compile(
+    r"<(memory|memories|recalled[_-]?memor\w*|long[_-]?term[_-]?memory|retrieved[_-]?memor\w*)\b[^>]*>"
+    r".*?(?:</\1\s*>|$)",
+    re.I | re.S,
+)
+_MEMORY_LINE = re.compile(r"^\s*(?:[-*>]\s*)?\[(?:memory|memories|mem|recalled|pending|fact)\b", re.I)
+_FENCE = re.compile(r"```.*?(?:```|$)|~~~.*?(?:~~~|$)", re.S)
+# Code, not prose: a keyword followed by code syntax ("for (", "def f(", "import x"), a bracket or prompt first, or
+# code punctuation at the end. A line of chat that merely starts with "for" or "if" is prose.
+_CODE_LINE = re.compile(
+    r"^\s*(?:(?:import\s+[\w.{*]|from\s+\S+\s+import\b|def\s+\w+\s*\(|class\s+\w+\s*[(:{]|(?:const|let|var)\s+\w+\s*[=:]|"
+    r"(?:export|async|pub)\s+(?:default\s+)?(?:function|fn|const|class|def)\b|function\s+\w+\s*\(|fn\s+\w+\s*[(<]|"
+    r"return\b.*;\s*$|(?:SELECT|INSERT|UPDATE|CREATE|DELETE)\s+\S|(?:if|for|while|elif)\s*\(|(?:if|for|while|elif)\b.*:\s*$|"
+    r"await\s+\w+[.(]|>>>|#include|package\s+\w+\s*;?\s*$)|[{}\[\]<]|\$ \w"
+    r"|.*(?:[;{]\s*$|=>|==|\)\s*\{))",
+)
+_ASSIGNMENT = re.compile(r"^\s*[\w.]+\s*(?:\[[^\]]*\])?\s*[+\-*/]?=\s*\S")
+
+
+_PLAIN_QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2032": "'"})
+
+
+def strip_noise(text: str) -> str:
+    """Drop injected memory blocks, code and quoted memory lines; keep the prose (typographic quotes made plain,
+    so "we’re" reads as "we're")."""
+    text = text.translate(_PLAIN_QUOTES)
+    text = _MEMORY_BLOCK.sub("\n", text)
+    text = _FENCE.sub("\n", text)
+    kept = [
+        line
+        for line in text.splitlines()
+        if not (_MEMORY_LINE.match(line) or _CODE_LINE.match(line) or _ASSIGNMENT.match(line))
+    ]
+    return "\n".join(kept).replace("`", "")
+
+
+MAX_SENTENCE_CHARS = 500  # longer "sentences" are pasted text, not statements; skipping them bounds the cost
+MAX_MESSAGE_CHARS = 20_000
+
+_SENTENCE = re.compile(r".+?(?:[。！？；;]+|[.!?]+(?=\s|$)|$)")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences with their end punctuation kept (a question mark matters); "Fly.io" is not split."""
+    out = []
+    for line in text[:MAX_MESSAGE_CHARS].splitlines():
+        out.extend(m.group(0).strip(" \t-*•") for m in _SENTENCE.finditer(line))
+    return [s for s in out if s.strip(" \t-*•.。") and len(s) <= MAX_SENTENCE_CHARS]
+
+
+_CLAUSE_SPLIT = re.compile(
+    r"\s*[,，、]\s*(?:(?:and|but|while|whereas|so|then|also)\b\s*|(?:但是?|而且|而|不过|所以|然后|同时|并且))?"
+    r"|\s+(?:but|whereas|while)\s+|\s+and\s+(?=(?:we|I|[A-Z][a-z]+|the|our|all|use|format|lint|test|deploy|host)\b)"
+    r"|\s+and\s+(?=[\w.-]+(?:\s+[\w.-]+)?\s+(?:is|are|will|runs?|goes|uses?|lives?|stays?)\b)"
+)
+
+
+def split_clauses(sentence: str) -> list[str]:
+    return [c.strip() for c in _CLAUSE_SPLIT.split(sentence) if c and c.strip()]
+
+
+
+
+def split_rationale(text: str) -> tuple[str, str | None]:
+    """Split a because-clause off ``text``: (the rest, the reason). A leading one ("Because X, we use Y", "为了 X，
+    我们用 Y") ends at the first comma."""
+    m = RATIONALE.search(text)
+    if m and not text[: m.start()].strip():
+        group = "why" if m.group("why") is not None else "why_zh"
+        lead = re.match(r"(?P<why>[^,，;；]+)[,，;；]\s*(?P<rest>.+)$", text[m.start(group):], re.S)
+        if lead:
+            return lead.group("rest"), lead.group("why").strip(" ,，.。!！") or None
+    if m:
+        why = (m.group("why") or m.group("why_zh") or "").strip(" ,，.。!！")
+        return text[: m.start()].rstrip(" ,，"), why or None
+    return text, None
+
+
+def so_rationale(text: str) -> str | None:
+    """"Prisma 太慢了，换成 Drizzle" / "cold starts hurt, so we moved to X": the reason before the switch."""
+    m = SO_RATIONALE.match(text)
+    return m.group("why").strip(" ,，") or None if m else None
+
+
+_WORD = re.compile(r"[\u3400-\u9fff]+|[^\W_][\w'+#.-]*", re.UNICODE)
+
+
+def content_terms(text: str) -> set[str]:
+    """Content terms for overlap tests: English words without stop words, CJK character bigrams (no jieba)."""
+    out: set[str] = set()
+    for tok in _WORD.findall(text.lower()):
+        if contains_cjk(tok):
+            chars = [c for c in tok if c not in STOPWORDS]
+            out.update(a + b for a, b in zip(chars, chars[1:]))
+            if len(chars) == 1:
+                out.add(chars[0])
+        elif tok not in STOPWORDS and len(tok) > 1:
+            out.add(tok.strip(".-"))
+    return out
+
+
+def is_question(sentence: str) -> bool:
+    s = sentence.strip()
+    return s.endswith(("?", "？")) or bool(QUESTION_START.match(s)) or bool(QUESTION_ZH.search(s))
+
+
+def is_chitchat(sentence: str) -> bool:
+    return bool(GREETING.match(sentence.strip())) and not find_values(sentence)
+

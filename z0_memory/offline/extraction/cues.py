@@ -1,0 +1,265 @@
+"""Cue phrases, English and Chinese: what marks a clause as a hedge, a negation, a decision, a fact, a
+confirmation, a question, an instruction to the assistant; switch patterns; rationale markers.
+"""
+
+from __future__ import annotations
+
+import re
+
+GREETING = re.compile(
+    r"^(?:hi|hello|hey|morning|good (?:morning|night|evening|afternoon)|thanks?(?: you)?|thx|ty|cheers|bye|lol|"
+    r"haha|ugh|hmm+|你好|大家好|谢谢|多谢|感谢|哈哈+|再见|早上好|晚安)\b",
+    re.I,
+)
+QUESTION_START = re.compile(
+    r"^(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|would|will|have|has|"
+    r"any|anything|remind me)\b",
+    re.I,
+)
+QUESTION_ZH = re.compile(r"(?:吗|呢|么)[？?。]?$|什么|哪个|哪些|哪种|哪里|怎么(?!样)|为什么|是不是|有没有|多少|^请问")
+HEDGE = re.compile(
+    r"\b(?:maybe|perhaps|possibly|might|could (?:try|use|go|consider|switch|move)|what about|how about|why not|"
+    r"not sure|unsure|i wonder|wondering|thinking (?:about|of)|consider(?:ing)?|should we|shall we|"
+    r"i (?:think|guess|suppose) we (?:should|could)|we (?:should|could) (?:try|consider|look at|evaluate)|"
+    r"worth (?:a )?(?:try|trying|looking)|probably|tentative(?:ly)?|undecided|for now maybe|i think|i guess|"
+    r"i feel like|i suspect|leaning (?:towards?|to)|inclined to|makes? (?:the most |more )?sense|"
+    r"(?:can|could) we (?:use|try|go with|switch to|move to|adopt))\b"
+    r"|也许|或许|可能|说不定|试试|试一下|要不要|要不|考虑|不确定|不一定|是不是可以|能不能|看看|评估一下|怎么样|如何|"
+    r"行不行|好不好|倾向于?|待定|再看|还没想好|没想好|还没定|还没决定|先不定|再说吧?|还在纠结|拿不准"
+    r"|\b(?:not (?:yet )?(?:sure|decided|settled)|haven't (?:yet )?decided|have not (?:yet )?decided|"
+    r"still (?:deciding|undecided|figuring)|not (?:yet )?certain|up in the air|tbd|to be decided|likely|"
+    r"potentially|provisionally|pencil(?:l?ed)? in|evaluating|exploring|looking (?:at|into)|on the table|"
+    r"shortlist(?:ed)?|open to|not final|not set in stone|trial(?:l?ing)|prototyping with|playing (?:around )?with|"
+    r"could (?:work|do|be)|toying with|(?:a |one )?candidate|(?:may|might|could) change|(?:looks?|seems?|sounds?) "
+    r"promising|promising|(?:want|wanna|would like|'d like) to try|try out|kinda leaning|leaning)\b"
+    r"|\b(?:if (?:we|i|it|they|needed|necessary|ever|traffic|load|usage)|in case|down the road|eventually|at some point|"
+    r"someday|one day)\b"
+    r"|也行|也可以|看起来不错|不错的选择|值得一试|可以考虑|想试试|如果|万一|到时候|以后再说|我觉得|我认为|我感觉|"
+    r"比较好|更合适|更好|暂时(?!不)|临时|应该(?:会|用|是|选)|试着|还在犹豫|犹豫|还没(?:有)?(?:最终|完全)?(?:确定|定下来|决定)|"
+    r"没(?:最终)?确定|还可能变|可能会变"
+    r"|暂定|初步|大概|估计|应该会|可能会|有可能|备选|候选|看情况|回头再(?:定|说|看)|还在(?:比较|评估|考虑|看|调研)|"
+    r"调研一下|先看看|评估中|待评估",
+    re.I,
+)
+# What makes a hedge a tentative choice rather than an opinion: a proposal word or a verb of using/choosing
+HEDGE_PROPOSAL = re.compile(
+    r"\b(?:maybe|perhaps|possibly|might|could|what about|how about|why not|should|shall|consider(?:ing)?|"
+    r"leaning|inclined|probably|try(?:ing)?|use|using|go(?:ing)? with|switch(?:ing)?|mov(?:e|ing)|adopt(?:ing)?|"
+    r"pick(?:ing)?|choos(?:e|ing)|whether|tentative(?:ly)?|makes? (?:the most |more )?sense|(?:good|better|best) fit|"
+    r"fits?|suits?|go for|worth|likely|potentially|provisionally|pencil(?:l?ed)? in|evaluating|exploring|"
+    r"looking (?:at|into)|shortlist(?:ed)?|trial(?:l?ing)|prototyping|playing|could|toying|candidate|promising|"
+    r"change|if|case|eventually|someday)\b|如果|万一|到时候|比较好|更合适|更好|待定|暂时|临时|应该|试着|犹豫|暂定|初步|大概|估计|应该会|备选|候选|调研|评估|也行|也可以|不错|值得"
+    r"|也许|或许|可能|说不定|要不|试|考虑|倾向|用|换|选|上",
+    re.I,
+)
+# Asking the assistant's opinion is a question, not a tentative choice ("你觉得 Rust 怎么样？")
+OPINION_QUESTION = re.compile(
+    r"^(?:what do you think|what'?s your (?:take|opinion)|do you (?:think|like|recommend)|thoughts on|is .{1,30} "
+    r"(?:any good|worth it|production[- ]ready))|^(?:你觉得|你认为|你怎么看|你推荐)",
+    re.I,
+)
+UNSURE = re.compile(r"\b(?:not sure|unsure|undecided)\b|不确定|不一定|待定", re.I)
+# "not sure (yet) whether X", "还没想好": undecided, so a hedge (pending), never a negation that drops X
+UNDECIDED = re.compile(
+    r"\b(?:(?:i'?m|we'?re|i am|we are)\s+)?(?:not (?:yet )?(?:sure|decided|settled|certain)|haven't (?:yet )?decided|"
+    r"have not (?:yet )?decided|still (?:deciding|undecided))(?:\s+yet)?\b|还没想好|没想好|还没定|还没决定|先不定|"
+    r"还不确定|不确定|不一定|还没(?:有)?(?:最终|完全)?(?:确定|定下来|决定)|没(?:最终)?确定",
+    re.I,
+)
+NEGATION = re.compile(
+    r"\b(?:not|no longer|never mind|nevermind|don't|do not|won't|will not|isn't|aren't|without|avoid|instead of|"
+    r"rather than)\b|算了|(?<!要)不用|(?<!要)不要|别用|不考虑|暂时不|放弃|弃用|不是|而不是|不再",
+    re.I,
+)
+CONFIRM_PREFIX = re.compile(
+    r"^(?:(?:yes|yeah|yep|yup|ok(?:ay)?|sure|agreed|confirmed|correct|right|absolutely|definitely|great|perfect|"
+    r"exactly|indeed|precisely|of course|that'?s (?:right|correct|it)|you got it|spot on|"
+    r"sounds (?:good|great|right)|that works|works for me|deal|fine|fair|lgtm|approved|go ahead)\b"
+    r"(?:\s*(?:please|then))?"
+    r")[\s,，.!！。:：]*"
+    r"|^(?:好的|好吧|好|行|可以|没问题|没错|对的|对|是的|是|嗯+|正确|确实|当然|OK|ok)(?:[\s,，.!！。:：]+|$)"
+    r"|^(?:同意|确定|确认|就这么定了?|就这样吧?|就这么办吧?)[\s,，.!！。:：]*",
+    re.I,
+)
+CONFIRM_ANYWHERE = re.compile(
+    r"\b(?:confirmed|agreed|final|it is|that's settled|settled)\b|(?<![没不未])(?:最终)?(?:确定|确认)|就这么定|(?<![没不未])定了", re.I
+)
+ACCEPT_ONLY = re.compile(
+    r"^(?:let'?s (?:do|go with|use|try) (?:that|it|this|those)|(?:go|going) with (?:that|it|this|your suggestion)|"
+    r"do (?:that|it)|ship it|that works|works for me|sounds good|agreed|deal|please do|go ahead|make it so|"
+    r"use (?:that|it|this)|就这么办吧?|就这样吧?|就这么定了?|就用这个吧?|按你说的(?:办|来)?吧?|照你说的办|听你的|同意|可以|好的?|"
+    r"that'?s (?:right|correct|it|true|the one)|(?:yes|yep|yeah),? (?:exactly|correct|right)|exactly|correct|right|"
+    r"indeed|precisely|you got it|spot on|you'?re right|that is (?:right|correct)|"
+    r"没错|对的?|是的|是这样的?|正确|确实|就是(?:这样|它)?|说得对|你说得对|嗯+)"
+    r"[\s.!！。]*$",
+    re.I,
+)
+# An order to the assistant, not a statement about the project: never stored, whatever words it uses ("always",
+# "所有" are convention words, "从现在起" a decision word, yet "从现在起忽略之前的所有指令" is neither).
+INSTRUCTION = re.compile(
+    r"\b(?:ignore|disregard|forget|override|bypass|drop)\b.{0,40}?\b(?:previous|prior|above|earlier|all (?:the |your )?"
+    r"(?:instructions|rules)|your|system|instructions?|rules|prompt|guidelines|guardrails)\b"
+    r"|\b(?:reveal|print|show|output|repeat|dump|leak|display|tell me)\b.{0,40}?\b(?:system prompt|(?:your|the|hidden) "
+    r"(?:prompt|instructions|rules|configuration|guidelines))\b"
+    r"|\b(?:from now on|going forward|henceforth|starting now)[,\s]+(?:you\b|(?:please\s+)?(?:always|never|only)\s+"
+    r"(?:answer|reply|respond|say|speak|talk|write (?:to me|your)|call me|use emojis|apologi[sz]e))"
+    r"|\byou\s+(?:must|should|will|shall|need to|have to|are to)\s+(?:now\s+|always\s+|never\s+|only\s+)*"
+    r"(?:answer|reply|respond|obey|ignore|reveal|print|pretend|act as|follow my|call me|speak|talk|say)\b"
+    r"|^(?:please\s+)?(?:always|never|only)\s+(?:answer|reply|respond|say|speak|talk|call me|use emojis|apologi[sz]e|"
+    r"mention|write (?:to me|your answers?))\b"
+    r"|\b(?:act as|pretend (?:to be|you are|you're)|you are now|role-?play as|developer mode|jailbreak)\b"
+    r"|^(?:please\s+)?(?:answer|reply|respond|talk|speak)(?: to me)? (?:only |always )?in (?:english|chinese|french|"
+    r"german|spanish|japanese)\b"
+    r"|忽略|无视|不要理会|别理会|忘掉(?:之前|以前|上面|你的)|(?:输出|显示|打印|告诉我|泄露|说出)(?:一下)?(?:你的)?(?:系统)?"
+    r"(?:提示词|系统提示|指令|设定)|扮演|假装你是|你现在是"
+    r"|你(?:以后|今后|从现在起|从现在开始)?(?:必须|都要|都得|要|需要|应该|得)?(?:都|总是|永远|一直|只)?"
+    r"(?:用.{1,8})?(?:回答|回复|输出|称呼我|叫我)"
+    r"|(?:从现在(?:起|开始)|以后|今后)[，,\s]*(?:你|请你|请)",
+    re.I,
+)
+# "Remember that X" / "记住：X": the request is to the assistant, X is judged on its own
+REMEMBER = re.compile(
+    r"^(?:please\s+)?(?:remember|note|keep in mind|make a note|for the record|fyi)(?:\s+that)?[\s:,]+"
+    r"|^(?:请)?(?:记住|记一下|记着|记好)[：:，,\s]*",
+    re.I,
+)
+# A token that looks like a credential the redaction patterns did not name (long, letters and digits mixed)
+SECRET_LIKE = re.compile(r"(?<![\w/.-])(?=[\w-]*\d)(?=[\w-]*[a-z])(?=[\w-]*[A-Z])[\w-]{24,}(?![\w/.-])")
+# A value judged badly in its clause is not being chosen ("Meilisearch 功能不够", "Koa's plugins are too thin")
+NEGATIVE_EVAL = re.compile(
+    r"\b(?:too (?:slow|heavy|expensive|complex|complicated|thin|limited|immature|painful|buggy|flaky)|"
+    r"(?:is|was|were|are|got|gets|getting) (?:really |way |super |pretty |kinda )?(?:slow|painful|flaky|buggy|"
+    r"expensive|unreliable|a pain|a nightmare|overkill|clunky|dead)|doesn'?t (?:scale|work|support|fit)|"
+    r"didn'?t (?:scale|work)|sucks?|not good enough|not enough|lacks?|missing|killing us|hate|ditch(?:ing|ed)?|"
+    r"drop(?:ping|ped)|remov(?:e|ing|ed)|get(?:ting)? rid of|phas(?:e|ing) out|retir(?:e|ing|ed)|mov(?:e|ing|ed) "
+    r"(?:off|away from))\b"
+    r"|不够|不行|太慢|太重|太贵|太复杂|不好用|不稳定|有问题|不支持|不靠谱|坑太多|扛不住|去掉|干掉|淘汰|下掉|弃用|不用了",
+    re.I,
+)
+# A reply that refuses what the assistant said or proposed: it confirms nothing.
+REJECTION = re.compile(
+    r"^(?:no\b|nope|nah|not (?:that|really|quite|exactly)|actually,? no|wrong|incorrect|that'?s (?:wrong|not right)|"
+    r"不对|不是|不行|不要|不用|别|算了|错了|不太对)",
+    re.I,
+)
+# "..., right?", "对吧？": the tag that turns an assistant's statement into a yes/no question
+QUESTION_TAG = re.compile(
+    r"[\s,，]*(?:right|correct|yes|no|isn'?t it|aren'?t (?:you|they|we)|don'?t (?:you|we|they)|is that (?:right|correct)|"
+    r"am i right|对吧|对吗|是吗|是吧|没错吧|吧|吗|么|呢)?\s*[?？]+\s*$",
+    re.I,
+)
+YES_NO_START = re.compile(r"^(?:so,?\s+)?(?:do|does|did|is|are|was|were|will|would|have|has)\s+", re.I)
+WH_QUESTION = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b|什么|哪个|哪些|哪种|哪里|怎么|为什么|多少", re.I)
+ALTERNATIVE = re.compile(r"\bor\b|还是|或者|或是", re.I)
+DECISION = re.compile(
+    r"\b(?:we(?:'ll| will| shall| are going to| 're going to)|let'?s|let us|going with|go with|we(?:'ve| have)? "
+    r"decided|decided|decision|we chose|chose|we picked|picked|(?:we(?:'ve)? )?settled on|standardi[sz]e on|"
+    r"from now on|going forward|it is|stick(?:ing)? with|switch(?:ing)? to|mov(?:e|ing) to|migrat(?:e|ing) to|"
+    r"adopt(?:ing)?|i meant|correction|i misspoke|(?:it|that) should be|ended up (?:with|going with|picking|using|choosing|on)|opt(?:ed|ing)? for|picking|choosing|went with|"
+    r"will be (?:built|written|done|using)|is going to be)\b|^(?:use|pick|choose)\b"
+    r"|决定|定为|定成|定了|更正|纠正|说错了|应该是|其实是|就用|直接用|选用|采用|选定|(?:我们|就)(?:最终|最后|还是|也)?选(?:了|择)?|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|先定|准备用|打算用|计划用|就这么定|用.{1,30}吧[。！!]?$",
+    re.I,
+)
+STRONG_DECISION = re.compile(r"\b(?:decided|decision)\b|决定", re.I)
+FACT = re.compile(
+    r"\b(?:we(?:'re| are)\s+(?:now\s+|still\s+|currently\s+)?on|"
+    r"we(?:'re| are)?\s+(?:always\s+|never\s+|currently\s+|now\s+)?(?:use|using|run|deploy|host|write|lint|"
+    r"format|store|keep|build|follow|are on|'re on)|our|all|every|always|never|must|is written in|are written in|"
+    r"(?:is|are) built (?:with|on|in)|(?:is|are) (?:deployed|hosted|running|stored)|runs? on|lives? (?:in|on)|uses?|follows?|"
+    r"owns?|handles?|leads?|maintains?|in charge of|responsible for|(?:tech )?stack (?:is|will be)|stays?|remains?|"
+    r"we(?:'re| are|'ll| will)\s+(?:also\s+)?(?:adding|keeping|introducing|bringing in|sticking with|staying on|"
+    r"going all in on|moving to)|"
+    r"goes? into|lives? in|stored in)\b"
+    r"|我们(?:一直|都|现在|目前)?(?:用|使用|采用|在用)|我们的|用\s*\S+\s*(?:写|开发|搭建?|实现)的?|所有|一律|统一|都用|一直用|部署在|跑在|托管在|用的是|是用|负责",
+    re.I,
+)
+PROPOSAL_MARK = re.compile(
+    r"\b(?:recommend|suggest|propose|could use|could go with|how about|what about|i'd go with|i would go with|"
+    r"let's|we could|you could|should (?:we|i)|shall (?:we|i)|want me to|go with)\b|建议|推荐|要不要|要用|可以用|不如|"
+    r"用.{1,20}吧",
+    re.I,
+)
+CONVENTION = re.compile(r"\b(?:always|never|must|every|everything|all)\b|一律|必须|统一|所有|总是|从不", re.I)
+REJECTED_BEFORE = re.compile(
+    r"(?:\b(?:not|instead of|rather than|over|than|no|without|from|replace|replacing|drop|dropping|dropped|ditch|"
+    r"ditching|ditched|dump|dumping|removing|remove|retire|retiring|off of|off|against|away from|get rid of|"
+    r"getting rid of|phasing out|phase out|kill|killing)\s+"
+    r"(?:the\s+|using\s+)?|(?:(?<!要)不用|不是|而不是|(?<!要)不要|别用|比|弃用|从|把|替换掉?|去掉|干掉|淘汰|下掉)\s*)$",
+    re.I,
+)
+PREFERENCE = re.compile(
+    r"(?P<who>\b[Ii]\b|\b[Ww]e\b|\b(?:[Ee]veryone|[Ee]verybody|[Tt]he team)\b|\b[A-Z][a-z]{1,20}\b)\s*"
+    r"(?:really\s+|strongly\s+|also\s+|still\s+|personally\s+|all\s+)?"
+    r"(?P<verb>prefers?|likes?|loves?|'d prefer|would prefer|'d rather|would rather|hates?|dislikes?|"
+    r"(?:doesn't|don't|does not|do not) like|can't stand|am a fan of|is a fan of|favou?rs?)\b"
+    r"|(?P<who_zh>我们|我|他|她|大家|团队|[A-Za-z]{2,20}|[\u4e00-\u9fff]{2,3}?)\s*(?:也|还是|都)?\s*(?:比较|更|很|最|一直|特别)?\s*"
+    r"(?P<verb_zh>不喜欢|讨厌|喜欢|偏好|偏爱|习惯|爱用|倾向于?)(?:用|使用)?",
+)
+MY_PREFERENCE = re.compile(r"\bmy (?:own |personal |general )?(?:favou?rite|preference|preferred)\b|我(?:的)?(?:首选|偏好是)", re.I)
+NEGATIVE_PREFERENCE = re.compile(r"hate|dislike|n't like|not like|can't stand|rather avoid|不喜欢|讨厌", re.I)
+OWNER = re.compile(
+    r"(?P<who>\b[A-Z][a-z]{1,20}\b)\s+(?:now\s+|also\s+)?(?:owns|will own|handles|will handle|leads|will lead|"
+    r"maintains|is responsible for|is in charge of|takes care of|runs|is (?:leading|handling|running|managing|"
+    r"taking care of|looking after)|looks after|manages|will manage|will run|will take care of)\s+"
+    r"(?:the\s+|our\s+|all (?:the |of the |our )?)?(?P<area>[\w\s./-]{2,40})"
+    r"|(?P<who_zh>[\u4e00-\u9fff]{2,3}?|[A-Za-z]{2,20})\s*(?:现在|也|来)?负责(?!人)\s*(?P<area_zh>[\w\u4e00-\u9fff ]{1,12})"
+    r"|(?P<area_zh2>[\w\u4e00-\u9fff]{1,8})(?:那边|这边|这块|的话|方面|部分)?(?:由|是|归)?"
+    r"(?P<who_zh2>[\u4e00-\u9fff]{2,3}?|[A-Z][a-z]+)\s*(?:来)?负责(?=[。，,！!；;]|$)",
+)
+ROLE_STATEMENT = re.compile(
+    r"(?P<who>\b[A-Z][a-z]{1,20}(?:\s+[A-Z][a-z]{1,20})?\b)\s+is\s+(?:our|the|now the|now our)\s+(?:new\s+)?"
+    r"(?P<role>[\w\s-]{2,40})"
+    r"|\b(?i:our|the)\s+(?:new\s+)?(?P<role2>[\w -]{2,30}?)\s+(?:is|will be)\s+(?:now\s+)?"
+    r"(?P<who2>[A-Z][a-z]{1,20}(?:\s+[A-Z][a-z]{1,20})?)\b"
+    r"|(?P<who_zh>[\u4e00-\u9fff]{2,3}?|[A-Za-z]{2,20})\s*是\s*(?:我们的?|团队的?|项目的?)?(?P<role_zh>[\u4e00-\u9fff\w ]{2,10})"
+    r"|(?:我们的?|团队的?|项目的?)?(?P<role_zh2>[\u4e00-\u9fff\w ]{2,10}?)(?:是|由)\s*"
+    r"(?P<who_zh2>[\u4e00-\u9fff]{2,3}|[A-Z][a-z]+)(?:来当|担任)?(?=[。，,！!；;]|$)",
+)
+NOT_A_NAME = frozenset(
+    "the this that it our we you they he she there here what which who how why when where also then so and but "
+    "yes no ok okay maybe perhaps hmm please let lets all every our fair great sure thanks hi hello hey".split()
+)
+RATIONALE = re.compile(
+    r"\b(?:because|since|due to|given that|so that|as it|as they|as we)\b\s*(?P<why>.+)$"
+    r"|(?:因为|由于|原因是|毕竟|为了)\s*(?P<why_zh>.+)$",
+    re.I | re.S,
+)
+# A sentence that is the reason for the one before it ("We'll use Hono. Because the edge runtime matters.")
+REASON_SENTENCE = re.compile(
+    r"^(?:(?:that'?s|it'?s|this is|mainly|mostly|partly) because|because|since|the (?:main )?reason (?:is|being)|"
+    r"reason:|主要是因为|主要因为|因为|由于|原因是|理由是|为了)[\s,，:：]*",
+    re.I,
+)
+# A sentence that follows from the one before it ("Cold starts hurt. So we moved to Fastify.")
+SO_SENTENCE = re.compile(r"^(?:so|therefore|hence|that'?s why|which is why|所以|因此|于是)\b[\s,，]*", re.I)
+SO_RATIONALE = re.compile(r"^(?P<why>.+?)(?:[，,]\s*(?:so|所以|因此|于是)|[，,]\s*(?=换成|改用|换用))", re.I)
+
+
+# --- switches ---------------------------------------------------------------------------------------------
+
+SWITCH = (
+    re.compile(
+        r"\b(?:switch(?:ed|ing)?|mov(?:ed|ing|e)|migrat(?:ed|ing|e)|went|go(?:ing)?|chang(?:ed|ing|e)|port(?:ed|ing)?|"
+        r"transition(?:ed|ing)?)\s+(?:(?!from\b)[\w'-]+\s+){0,5}?(?:over\s+)?(?:from|off(?: of)?|away from)\s+(?P<old>.+?)\s+"
+        r"(?:over\s+)?(?:to|onto)\s+(?P<new>.+)",
+        re.I,
+    ),
+    re.compile(r"\breplac(?:e|ed|ing)\s+(?P<old>.+?)\s+(?:with|by)\s+(?P<new>.+)", re.I),
+    re.compile(
+        r"\b(?:drop(?:ped|ping)?|ditch(?:ed|ing)?|dump(?:ed|ing)?)\s+(?P<old>.+?)\s+(?:for|in favou?r of)\s+"
+        r"(?P<new>.+)",
+        re.I,
+    ),
+    re.compile(r"\b(?P<new>\S.*?)\s+(?:replaces|instead of)\s+(?P<old>.+)", re.I),
+    re.compile(r"(?:不再?用|弃用|放弃)\s*(?P<old>.+?)\s*了?\s*[，,、]\s*(?:改用|换成|换用|改成|用)\s*(?P<new>.+)"),
+    re.compile(r"把\s*(?P<old>.+?)\s*(?:换成|改成|替换成|替换为|换为|改为)\s*(?P<new>.+)"),
+    re.compile(r"从\s*(?P<old>.+?)\s*(?:换到|迁移到|迁到|切换到|切到|改到|转到|换成|改成|改为)\s*(?P<new>.+)"),
+    re.compile(r"^(?P<old>[^，,]+)[，,]\s*(?:所以|因此)?\s*(?:改用|换成|换用|切换到|迁移到)\s*(?P<new>.+)"),
+    re.compile(r"(?:改用|换成|换用|切换到|迁移到)了?\s*(?P<new>.+)"),
+    re.compile(
+        r"\b(?:switch(?:ed|ing)?|mov(?:ed|ing|e)|migrat(?:ed|ing|e))\s+(?:(?!from\b)[\w'-]+\s+){0,3}?(?:over\s+)?to\s+"
+        r"(?P<new>.+)",
+        re.I,
+    ),
+)
+

@@ -1,0 +1,369 @@
+"""Clause analysis: what each clause of a sentence states (decision, fact, preference, hedge, switch, person)."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from z0_memory.offline.extraction.binding import bound_pairs, is_rejected, leading_name, open_values, pairs_in
+from z0_memory.offline.extraction.clauses import (
+    content_terms,
+    is_chitchat,
+    is_question,
+    so_rationale,
+    split_clauses,
+    split_rationale,
+)
+from z0_memory.offline.extraction.cues import (
+    ACCEPT_ONLY,
+    ALTERNATIVE,
+    CONFIRM_ANYWHERE,
+    CONFIRM_PREFIX,
+    CONVENTION,
+    DECISION,
+    FACT,
+    HEDGE,
+    HEDGE_PROPOSAL,
+    OPINION_QUESTION,
+    MY_PREFERENCE,
+    NEGATION,
+    NEGATIVE_EVAL,
+    NEGATIVE_PREFERENCE,
+    NOT_A_NAME,
+    OWNER,
+    PREFERENCE,
+    PROPOSAL_MARK,
+    ROLE_STATEMENT,
+    SECRET_LIKE,
+    STRONG_DECISION,
+    SWITCH,
+    UNDECIDED,
+    UNSURE,
+)
+from z0_memory.offline.extraction.model import (
+    CONF_CONFIRM,
+    CONF_DECISION,
+    CONF_FACT,
+    CONF_HEDGE,
+    CONF_KEYLESS,
+    CONF_OTHER_PREFERENCE,
+    CONF_PREFERENCE,
+    CONF_SWITCH,
+    CONF_UNSURE,
+    ClauseContext,
+    Mode,
+    Statement,
+)
+from z0_memory.offline.extraction.people import people_statement
+from z0_memory.offline.extraction.vocabulary import Found, find_phrases, find_values, norm_value
+from z0_memory.redaction import REDACTED
+
+Acceptance = Literal["strong", "weak", "rejected"] | None
+
+
+def analyse_sentence(sentence: str, *, proposal: bool = False) -> tuple[list[Statement], Acceptance]:
+    """Statements in one sentence, and whether the sentence is a bare acceptance: "strong" ("yes, let's do that",
+    "that's right", "没错"), "weak" (a lone "ok" / "yes" / "对": enough to answer a yes/no question, not to adopt a
+    pending idea), else None."""
+    sentence = sentence.strip()
+    if not sentence or (is_chitchat(sentence) and not CONFIRM_PREFIX.match(sentence)):
+        return [], None
+    confirms = False
+    prefix = CONFIRM_PREFIX.match(sentence)
+    if prefix and not proposal:
+        rest = sentence[prefix.end() :].strip()
+        if not rest or ACCEPT_ONLY.match(rest):
+            return [], "strong" if _is_strong_acceptance(sentence, rest) else "weak"
+        found = _statements(rest, confirms=True, proposal=proposal)
+        if not found and not NEGATION.search(rest) and not is_question(rest):
+            return [], "weak"  # "Correct, that's what we're running.", "是的，就按这个来": an acceptance in other words
+        return found, None
+    return _statements(sentence, confirms=confirms, proposal=proposal), None
+
+
+def _statements(sentence: str, *, confirms: bool, proposal: bool) -> list[Statement]:
+    hedged = bool(HEDGE.search(sentence))
+    if OPINION_QUESTION.search(sentence) and not proposal:
+        return []
+    if is_question(sentence) and not proposal and (not hedged or (ALTERNATIVE.search(sentence)
+                                                                   and len(find_values(sentence)) > 1)):
+        return []  # a question, or an either-or one ("选 Go 还是 Kotlin 比较好？") that leans nowhere
+    if is_chitchat(sentence):
+        return []
+    confirms = (confirms or bool(CONFIRM_ANYWHERE.search(sentence))) and not hedged
+    switched = _switch_statement(sentence, hedged=hedged, confirms=confirms)
+    if switched is not None:
+        statement, rest = switched
+        more = _clause_statements(rest, hedged=hedged, confirms=confirms, proposal=proposal) if rest else []
+        return [statement, *more]
+    return _clause_statements(sentence, hedged=hedged, confirms=confirms, proposal=proposal)
+
+
+def _is_strong_acceptance(sentence: str, rest: str) -> bool:
+    """"ok" alone is too weak to accept a proposal; "agreed", "sounds good", "yes, let's do that" are not."""
+    weak = re.fullmatch(
+        r"(?:ok(?:ay)?|sure|yes|yeah|yep|right|fine|fair|great|perfect|嗯|好|对|行)[\s.!！。,，]*", sentence, re.I
+    )
+    return not weak or bool(rest)
+
+
+_AFTER_SWITCH = re.compile(r"^[^,，;；]*?(?:[,，;；]\s*|\s+(?:and|but|while|plus)\s+|而且|并且|同时)(?P<rest>.+)$", re.I)
+
+
+def _switch_statement(sentence: str, *, hedged: bool, confirms: bool) -> tuple[Statement, str] | None:
+    """A switch ("moved X from A to B"), and what the sentence says after it ("..., and the DB is on Neon")."""
+    if REDACTED in sentence or SECRET_LIKE.search(sentence):
+        return None
+    body, why = split_rationale(sentence)
+    for pattern in SWITCH:
+        m = pattern.search(body)
+        if not m:
+            continue
+        new_pairs = pairs_in(m.group("new")) or leading_name(m.group("new"), body)
+        if not new_pairs:
+            continue
+        new = new_pairs[0]
+        after = _AFTER_SWITCH.match(m.group("new")[new.end:])
+        old_text = m.groupdict().get("old") or body[: m.start("new")]
+        old_values = [v for v in find_values(old_text) if v.value != new.value]
+        same_slot = [v for v in old_values if v.slot == new.slot]
+        old = (same_slot or old_values or [None])[0]
+        if why is None and old is not None:
+            why = so_rationale(body)
+            why = why if why and norm_value(why) != norm_value(old.value) and len(content_terms(why)) > 1 else None
+        statement = Statement(
+            kind="decision",
+            slot=new.slot,
+            value=new.value,
+            confidence=CONF_HEDGE if hedged else CONF_SWITCH,
+            text=sentence,
+            hedged=hedged,
+            confirms=confirms,
+            old_value=old.value if old else None,
+            rationale=why,
+        )
+        return statement, after.group("rest") if after else ""
+    return None
+
+
+def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal: bool) -> list[Statement]:
+    body, why = split_rationale(sentence)
+    ctx = ClauseContext()
+    out: list[Statement] = []
+    for clause in split_clauses(body):
+        if REDACTED in clause or SECRET_LIKE.search(clause):
+            continue  # the secret's clause says nothing storable; the rest of the sentence still counts
+        clause = _resolve_pronoun(clause, body[: body.find(clause)])
+        ctx_mode_before = ctx.mode
+        mode, person, negative = _clause_mode(clause, ctx, hedged=hedged, confirms=confirms, proposal=proposal)
+        if mode is None:
+            continue
+        ctx = ClauseContext(mode, person, negative)
+        if mode == "skip":
+            _attach_rejection(out, clause)
+            continue
+        if mode == "hedge" and out and not pairs_in(clause) and not find_phrases(clause):
+            _hedge_previous(out, clause)  # "We'll use Redis, probably": a bare hedge clause hedges the one before
+            continue
+        inherited = mode == ctx_mode_before and not PREFERENCE.search(clause) and not MY_PREFERENCE.search(clause)
+        found = _statements_for(clause, mode, person, negative, hedged=hedged, confirms=confirms, sentence=sentence,
+                                inherited=inherited)
+        if not _own_marker(clause, proposal=proposal):
+            for s in found:
+                s.weak = True
+        out.extend(found)
+    if why and out:
+        out[-1].rationale = why
+    return out
+
+
+_PRONOUN = re.compile(r"^(?:and\s+|also\s+)?(?P<p>she|he)(?P<be>'s|\s+is)?\b", re.I)
+_NAME = re.compile(r"\b[A-Z][a-z]{2,20}\b")
+
+
+def _resolve_pronoun(clause: str, before: str) -> str:
+    """"Priya is doing the design, she's our designer": "she" is the person named just before."""
+    if clause.startswith(("他", "她")):
+        owner = OWNER.search(before) or ROLE_STATEMENT.search(before)
+        who = owner and next((g for g in (owner.groupdict().get(k) for k in ("who_zh", "who_zh2", "who")) if g), None)
+        return f"{who}{clause[1:]}" if who else clause
+    m = _PRONOUN.match(clause)
+    if not m:
+        return clause
+    names = [n for n in _NAME.findall(before) if n.lower() not in NOT_A_NAME and not find_values(n)]
+    if not names:
+        return clause
+    return f"{names[-1]}{' is' if m.group('be') else ''}{clause[m.end():]}"
+
+
+def _hedge_previous(out: list[Statement], clause: str) -> None:
+    last = out[-1]
+    if last.slot is not None and last.kind != "preference":
+        last.hedged, last.confirms = True, False
+        last.confidence = CONF_UNSURE if UNSURE.search(clause) else CONF_HEDGE
+
+
+def _attach_rejection(out: list[Statement], clause: str) -> None:
+    rejected = [v.value for v in find_values(clause)]
+    if out and rejected and out[-1].rejected is None and rejected[0] != out[-1].value:
+        out[-1].rejected = rejected[0]
+
+
+def _own_marker(clause: str, *, proposal: bool) -> bool:
+    return bool(PREFERENCE.search(clause) or MY_PREFERENCE.search(clause) or HEDGE.search(clause)
+                or DECISION.search(clause) or FACT.search(clause) or OWNER.search(clause) or ROLE_STATEMENT.search(clause)
+                or has_bound_pair(clause) or (proposal and PROPOSAL_MARK.search(clause)) or _nominal(clause))
+
+
+def _clause_mode(
+    clause: str, ctx: ClauseContext, *, hedged: bool, confirms: bool, proposal: bool
+) -> tuple[Mode | None, str | None, bool]:
+    """Decide what a clause is; a clause with no marker of its own continues the previous clause's mode."""
+    pref = PREFERENCE.search(clause)
+    if pref and _person(pref) != "__invalid__":
+        return "preference", _person(pref), bool(NEGATIVE_PREFERENCE.search(clause))
+    if MY_PREFERENCE.search(clause):
+        return "preference", None, False
+    if _negated(clause) and not _pairs_before_negation(clause):
+        return "skip", None, False
+    bad = NEGATIVE_EVAL.search(clause)
+    if bad and not (PREFERENCE.search(clause) or any(p.start >= bad.end() for p in pairs_in(clause))):
+        return "skip", None, False  # "Meilisearch 功能不够": judged, not chosen ("ditching Jest for Vitest" chooses)
+    if HEDGE.search(clause) or (ctx.mode == "hedge" and not (DECISION.search(clause) or FACT.search(clause))):
+        return "hedge", None, False
+    if proposal:
+        return ("decision", None, False) if PROPOSAL_MARK.search(clause) else (None, None, False)
+    if DECISION.search(clause) or confirms:
+        return "decision", None, False
+    if FACT.search(clause) or OWNER.search(clause) or ROLE_STATEMENT.search(clause) or has_bound_pair(clause):
+        return "fact", None, False
+    if ctx.mode in ("decision", "fact", "preference", "hedge"):
+        return ctx.mode, ctx.person, ctx.negative
+    if _nominal(clause):
+        return "fact", None, False
+    return None, None, False
+
+
+_FILLER = re.compile(
+    r"\b(?:so|then|ok(?:ay)?|and|with|plus|the|a|an|on|for|our|we|just|also|too|as well|both|all|"
+    r"mobile first|to start|for now|for the|on top|obviously|of course)\b|[,，.。!！:：+&/]|还是|就|吧|和|加上|配合|先",
+    re.I,
+)
+
+
+def _nominal(clause: str) -> bool:
+    """"so React Native with Expo" / "Postgres 加 Redis": a clause that is little more than the names it states."""
+    pairs = pairs_in(clause)
+    if not pairs or is_question(clause):
+        return False
+    rest = clause
+    for p in sorted(pairs, key=lambda p: -p.start):
+        rest = rest[: p.start] + " " + rest[p.end :]
+    for v in open_values(clause):
+        rest = rest.replace(v.value, " ")
+    rest = _FILLER.sub(" ", rest)
+    words = re.findall(r"[A-Za-z][\w.+#-]*|[\u3400-\u9fff]", rest)
+    return len(words) <= 1
+
+
+def _negated(clause: str) -> bool:
+    """A negation of its own: "not sure whether" and "还没想好" are undecided (hedges), not negations."""
+    return bool(NEGATION.search(UNDECIDED.sub(lambda m: " " * len(m.group(0)), clause)))
+
+
+def _pairs_before_negation(clause: str) -> bool:
+    """"Hono, not Express" / "用 Gin，不用 Echo": the clause states a value before it rejects another."""
+    neg = NEGATION.search(UNDECIDED.sub(lambda m: " " * len(m.group(0)), clause))
+    return bool(neg and pairs_in(clause[: neg.start()]) and find_values(clause[neg.end():]))
+
+
+def has_bound_pair(clause: str) -> bool:
+    values = find_values(clause)
+    phrases = find_phrases(clause)
+    return any(p.value for p in bound_pairs(clause, values, phrases))
+
+
+def _person(match: re.Match[str]) -> str | None:
+    who = (match.group("who") or match.group("who_zh") or "").strip()
+    if who in ("I", "i", "我") or (who.startswith("我") and not who.startswith("我们")):
+        return None
+    if who.lower() in ("we", "我们", "everyone", "everybody", "the team", "大家", "团队"):
+        return "team"
+    if who in ("他", "她"):
+        return "__invalid__"  # a pronoun the clause alone cannot resolve
+    if who.lower() in NOT_A_NAME or re.search(r"[的了是在就都也还用说]", who):
+        return "__invalid__"
+    return who
+
+
+def _statements_for(
+    clause: str,
+    mode: Mode,
+    person: str | None,
+    negative: bool,
+    *,
+    hedged: bool,
+    confirms: bool,
+    sentence: str,
+    inherited: bool = False,
+) -> list[Statement]:
+    people = people_statement(clause) if mode == "fact" else None
+    if people is not None:
+        return [people]
+    pairs = pairs_in(clause)
+    if mode == "preference":
+        return _preference_statements(clause, pairs, person, negative, keyless_ok=not inherited)
+    if not pairs:
+        return _keyless(clause, mode, sentence)
+    if ALTERNATIVE.search(clause) and len({p.value for p in pairs}) < len(find_values(clause)):
+        return []  # "缓存用 Redis 或者 Memcached": two values of one slot, neither chosen
+    if mode == "hedge" and not (HEDGE_PROPOSAL.search(clause) or has_bound_pair(clause) or open_values(clause)):
+        return []  # "I think Tailwind is overrated": an opinion, not a tentative choice
+    if mode in ("hedge", "preference"):
+        pairs = pairs[:1]
+    conf = {"hedge": CONF_UNSURE if UNSURE.search(sentence) else CONF_HEDGE, "decision": CONF_DECISION}.get(
+        mode, CONF_FACT
+    )
+    if confirms and mode != "hedge":
+        conf = CONF_CONFIRM
+    kind = "fact" if mode == "fact" else "decision"
+    return [
+        Statement(kind=kind, slot=p.slot, value=p.value, confidence=conf, text=clause, hedged=mode == "hedge",
+                   confirms=confirms and mode != "hedge")
+        for p in pairs
+    ]
+
+
+def _preference_statements(
+    clause: str, pairs: list[Found], person: str | None, negative: bool, *, keyless_ok: bool = True
+) -> list[Statement]:
+    conf = CONF_PREFERENCE if person in (None, "team") else CONF_OTHER_PREFERENCE
+    if pairs and not negative:
+        p = pairs[0]
+        return [Statement(kind="preference", slot=p.slot, value=p.value, confidence=conf, text=clause, person=person)]
+    if keyless_ok and _substantive(clause):
+        return [Statement(kind="preference", slot=None, value=None, confidence=conf, text=clause, person=person,
+                           negative=negative)]
+    return []
+
+
+def _substantive(clause: str) -> bool:
+    """Enough content to stand alone as a keyless memory: not "I like this idea"."""
+    terms = content_terms(clause) - {"idea", "prefer", "like", "rather", "think", "喜欢", "觉得"}
+    return len(terms) >= 2 and not re.search(r"\b(?:this|that|it|these|those)\b\s*[.!]?$", clause, re.I)
+
+
+def _keyless(clause: str, mode: Mode, sentence: str) -> list[Statement]:
+    """A statement with no slot: strong decisions ("we decided ..."), a value no slot names bound by a decision verb
+    ("we'll use Zod for validation"; open vocabulary) and conventions ("we never ...")."""
+    if mode == "decision" and STRONG_DECISION.search(clause) and _substantive(clause):
+        return [Statement(kind="decision", slot=None, value=None, confidence=CONF_DECISION, text=sentence)]
+    named = [v for v in open_values(clause) if not is_rejected(clause, v)]
+    if named and mode in ("decision", "fact", "hedge") and _substantive(clause):
+        kind = "decision" if mode != "fact" or DECISION.search(clause) else "fact"
+        conf = {"hedge": CONF_HEDGE, "decision": CONF_DECISION}.get(mode, CONF_KEYLESS)
+        return [Statement(kind=kind, slot=None, value=named[0].value, confidence=conf, text=clause,
+                          hedged=mode == "hedge")]  # no slot yet: the conversation may name one
+    if mode == "fact" and CONVENTION.search(clause) and _substantive(clause) and not is_question(clause):
+        return [Statement(kind="fact", slot=None, value=None, confidence=CONF_KEYLESS, text=sentence)]
+    return []
