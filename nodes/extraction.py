@@ -38,6 +38,7 @@ from z0_memory.redaction import REDACTED, find_secrets, key_holds_secret, redact
 from z0_memory.rendering import strip_memory_blocks
 from z0_memory.schemas import Candidate, MemoryKey, Provenance
 from z0_memory.tokens import message_text
+from z0_memory.validation import check_messages
 from z0_memory.writes import gate_and_write
 
 RELATED_LIMIT = 12
@@ -248,9 +249,13 @@ async def extract_turn(pm: Any, memory: Any, turn: Sequence[TurnMessage], ctx: C
 
 
 async def extract(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
-    """Post-turn node: extract memories from the latest turn of ``messages``."""
+    """Post-turn node: extract memories from the latest turn of ``messages``.
+
+    Text PostgreSQL cannot store (a lone surrogate, NUL) is refused with an InvalidInputError before anything is
+    written or queued, as the agent graphs' first node refuses it; a thread id given as a number is its text."""
     ctx, memory, pm = scope_of(runtime)
     messages = state.get("messages", [])
+    check_messages(messages)
     turn = latest_turn(messages)
     if not turn:
         return {"extraction": []}
@@ -258,6 +263,7 @@ async def extract(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
         thread_id = get_config().get("configurable", {}).get("thread_id")
     except RuntimeError:
         thread_id = None
+    thread_id = None if thread_id is None else str(thread_id)
     try:
         outcomes = await extract_turn(pm, memory, turn, ctx, thread_id, turn_secrets(messages))
     except ModelCallError as exc:

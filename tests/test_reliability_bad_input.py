@@ -328,6 +328,27 @@ async def test_a_lone_surrogate_in_a_turn_is_refused_before_the_turn_is_checkpoi
     record(f"bad_input.surrogate_turn_{graph}", operations=1, bad_inputs=3)
 
 
+async def test_the_extraction_graph_alone_refuses_a_lone_surrogate_and_takes_a_numeric_thread_id(fast_memory,
+                                                                                               fast_database):
+    """Before: the extraction graph run on its own (``memory.add``, ingest, a user's post-turn hook) passed a lone
+    surrogate to the stores, and a failing model extractor's retry queue then raised InvalidTextRepresentation; a
+    numeric thread id failed Provenance's validation. Now the node refuses the text first, writes and queues nothing,
+    and takes a thread id given as a number as its text."""
+    ctx = fast_context(fast_database)
+    graph = extraction_builder.compile(store=fast_memory.store())
+    before = await counts(fast_memory)
+    with pytest.raises(InvalidInputError, match=r"lone surrogate"):
+        await graph.ainvoke({"messages": [HumanMessage(f"We decided to use Redis {SURROGATE}")]},
+                            {"configurable": {"thread_id": "t-surrogate"}}, context=ctx)
+    assert await counts(fast_memory) == before
+    out = await graph.ainvoke({"messages": [HumanMessage("We decided to use Valkey for the cache.")]},
+                              {"configurable": {"thread_id": 42}}, context=ctx)
+    assert [o["action"] for o in out["extraction"]] == ["fact_created"], out["extraction"]
+    fact = await fast_memory.scope("acme").facts.get("acme:database:cache")
+    assert fact.value == "Valkey" and fact.provenance.thread_id == "42"
+    record("bad_input.extraction_graph", operations=1, bad_inputs=2)
+
+
 def nested(depth: int) -> dict:
     value: dict = {"leaf": "x"}
     for _ in range(depth - 1):
