@@ -8,7 +8,7 @@ lexeme's document frequency (:func:`document_frequency`) and the term frequencie
 positions; a position in the memory's search context counts :data:`CONTEXT_TERM_WEIGHT`). Candidates are every OR
 match in a small scope (exact BM25; a memory matched only by lexemes nearly every memory has is scored only when it
 could reach the top k: :data:`BM25_SELECTIVE_SHARE`), and at most ``pool`` rows chosen rarest lexeme first in a large
-one (:func:`rarest_first_branches`), so a search at 100k memories visits hundreds of rows instead of tens of
+one (:func:`rarest_first_branches`), so a search in a large scope visits hundreds of rows instead of tens of
 thousands.
 """
 
@@ -29,7 +29,7 @@ from z0_memory.text import or_tsquery, query_terms, tsquery_lexeme
 
 BM25_K1 = 1.2
 BM25_B = 0.3
-BM25_POOL = 250  # candidates scored in a large scope: 5x a hybrid round's depth (500 scored no better, 4 ms slower)
+BM25_POOL = 250  # candidates scored in a large scope: 5x a hybrid round's depth (twice that scored no better)
 BM25_EXACT_DOCS = 2000  # scopes up to this size score every OR match that can rank, with exact frequencies
 BM25_SAMPLE_ROWS = 1000  # scope rows in the page sample that estimates common lexemes' frequencies
 BM25_SAMPLE_SCAN = 20_000  # at most this many table rows read by the sample (other scopes share the pages)
@@ -39,7 +39,7 @@ BM25_COMMON_TERMS = 4  # common lexemes combined into candidate branches (2^4 - 
 # In exact BM25, a lexeme found in more than this share of the scope (IDF < 0.11: a speaker's name, which every
 # imported turn's context carries) does not select candidates: a memory that matches nothing else scores next to
 # nothing and is scored only when it could still rank among the best k (``Bm25Plan.rest_bound``). Scoring every
-# such memory was most of a search: on LoCoMo the whole conversation, for any question that names a speaker.
+# such memory was most of a search: a whole imported conversation, for any question that names a speaker.
 BM25_SELECTIVE_SHARE = 0.9
 
 CAND_COLUMNS = ", ".join(f"m.{column}" for column in COLUMNS.split(", "))
@@ -73,9 +73,9 @@ FROM est e CROSS JOIN s
 def bm25_scored(rows: str) -> str:
     """BM25 scores of ``rows`` (a CTE of id, created_at, content_tsv): id, created_at, score; a row no query lexeme
     matches has none. tf: the query lexemes' content positions (weight A) count 1, their context positions (D)
-    count less; ts_filter/setweight keep the query lexemes of each part (unnesting every lexeme cost 4 ms a LoCoMo
-    round). The unnest is in the select list and the sum a grouping: a lateral subquery per row (a function scan
-    and an aggregate each) cost a fifth more."""
+    count less; ts_filter/setweight keep the query lexemes of each part (unnesting every lexeme is what made this
+    slow). The unnest is in the select list and the sum a grouping: a lateral subquery per row (a function scan
+    and an aggregate each) costs more."""
     return f"""SELECT id, created_at, sum((%(weights)s::float8[])[array_position(%(lexemes)s::text[], lexeme)] * tf
         * (%(k1)s::float8 + 1) / (tf + %(k1)s::float8 * (1 - %(b)s::float8 + %(b)s::float8 * len / %(avgdl)s::float8)))
         AS score
@@ -150,9 +150,9 @@ def document_frequency(row: dict, pool: int) -> float:
     """A lexeme's document frequency from the plan statement's row: exact when it was counted, else estimated.
 
     In a scope larger than :data:`BM25_EXACT_DOCS`, counting a common lexeme through GIN costs time in proportion to
-    its posting list (and a heap visit per match: 15-25 ms for a word in 15% of 100k memories), so the plan
+    its posting list (and a heap visit per match), so the plan
     statement first reads a ``TABLESAMPLE SYSTEM ... REPEATABLE`` page sample of about :data:`BM25_SAMPLE_ROWS`
-    scope rows (under a millisecond) and counts only the lexemes it says are rare (at most ``pool`` matches
+    scope rows (cheap: a few pages) and counts only the lexemes it says are rare (at most ``pool`` matches
     expected). A common lexeme gets the sample's estimate, never less than the pool: its IDF is low and the error
     small (a 25% error on a df of 1,500 in 100k moves the IDF by 0.2 of 4.2), and it only rescores candidates.
     """
@@ -169,8 +169,8 @@ def rarest_first_branches(lexemes: Sequence[str], df: dict[str, float], weights:
     they match is scored, so their (high) weights are never missed. The next :data:`BM25_COMMON_TERMS` lexemes are
     too common for that; memories matching them fill the rest of the pool by combination, heaviest sum of weights
     first (all of them, then every combination without the lightest, ...), each a GIN AND query that costs little
-    even when each lexeme alone matches thousands of rows (AND NOT, to make the combinations disjoint, cost 4 ms a
-    branch: the excluded lexemes' postings are read). A memory is taken by the best combination it matches; later
+    even when each lexeme alone matches thousands of rows (AND NOT, to make the combinations disjoint, would read
+    the excluded lexemes' postings for every branch). A memory is taken by the best combination it matches; later
     ones repeat it and the duplicates are dropped. So the pool holds the top of the ranking while visiting ``pool``
     rows rather than every OR match. Commoner lexemes still add their weight to the candidates' scores.
     """

@@ -42,8 +42,7 @@ APP_ROLE = "z0_app"
 
 
 # psycopg parses a statement's %(name)s placeholders once and caches the result, for statements of at most this many
-# bytes (psycopg._queries.MAX_CACHED_STATEMENT_LENGTH); a longer one is parsed again on every execution (0.8 ms for
-# the 4.6 KB hybrid search).
+# bytes (psycopg._queries.MAX_CACHED_STATEMENT_LENGTH); a longer one is parsed again on every execution.
 CACHED_STATEMENT_BYTES = 4096
 
 
@@ -90,14 +89,13 @@ def _redact(url: str) -> str:
 # Every connection's session settings (pooled ones, and PGVectorStore's engine). Filtered HNSW scans (every search is
 # filtered by scope) keep scanning until they have their k rows: with the default (off), a scan returns at most
 # ef_search candidates before the scope filter drops some. In relaxed order, which the searches re-sort (strict
-# order cost about twice as much at 100k memories). Statements are prepared (the pool's prepare_threshold 0: no
+# order costs much more on a large scope). Statements are prepared (the pool's prepare_threshold 0: no
 # parsing on each search) but planned for each execution: after five, Postgres may switch to one generic plan,
 # blind to whether a scope holds 50 memories (read them all) or 50,000 (use the index).
 SESSION_SETTINGS = ("SET hnsw.iterative_scan = relaxed_order", "SET plan_cache_mode = force_custom_plan")
 # The pool runs the retrieval rounds, whose searches read 50 rows (``recipes.HYBRID_DEPTH``): ef_search well above
-# that lets one pass of the index mostly suffice. At 100k memories, 50 rows took 7-14 ms p50 with ef_search 50 (a
-# second, iterative pass for many queries), 6.9 with 64, 9.9 with 100. PGVectorStore's engine (top-10 searches)
-# keeps pgvector's 40.
+# that lets one pass of the index mostly suffice (at ef_search 50 many queries needed a second, iterative pass;
+# 100 read more than it saved). PGVectorStore's engine (top-10 searches) keeps pgvector's 40.
 HNSW_EF_SEARCH = 64
 # How long the direct probe of a server that just timed out may take (libpq's connect_timeout is whole seconds).
 FAIL_FAST_CONNECT_S = 1

