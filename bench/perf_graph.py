@@ -15,7 +15,7 @@ output path), and the search recipes and the router's fact listing are timed as 
 The same run with the offline judge (an algorithm, no model) is printed beside it, and, as the baseline, a
 LangGraph loop of four empty nodes with the same shape (route -> retrieve -> evaluate -> rewrite -> retrieve ...).
 
-Extraction: every user turn of ``bench/data/project_memory_eval.jsonl`` through the extraction graph (offline
+Extraction: every user turn of ``z0_memory/evaluation/data/project_memory_eval.jsonl`` through the extraction graph (offline
 extractor: redaction, related-memory search, the write gate and the writes), turns per second and per-turn p50/p95.
 """
 
@@ -136,7 +136,7 @@ async def extraction_throughput(memory, ctx) -> tuple[int, list[float]]:
 
     graph = builder.compile(store=memory.operator_store())
     per_turn = []
-    for s in load_scenarios(REPO / "bench" / "data" / "project_memory_eval.jsonl"):
+    for s in load_scenarios(REPO / "z0_memory" / "evaluation" / "data" / "project_memory_eval.jsonl"):
         c = ctx.replace(project=f"x{s.project}")
         await memory.scope(c.project).forget_everything()
         for group in turn_groups(s):

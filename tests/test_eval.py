@@ -34,7 +34,7 @@ from z0_memory.llm import invoke_structured
 from z0_memory.schemas import Verdict
 
 REPO = Path(__file__).resolve().parents[1]
-DATASET = REPO / "bench" / "data" / "project_memory_eval.jsonl"
+DATASET = REPO / "z0_memory" / "evaluation" / "data" / "project_memory_eval.jsonl"
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 

@@ -108,6 +108,11 @@ def test_wheel_installs_under_the_z0_memory_namespace(tmp_path: Path) -> None:
     missing = _source_modules() - _installed_modules(fresh_purelib)
     assert not missing, f"modules missing from the wheel (add their packages to pyproject): {sorted(missing)}"
     assert (fresh_purelib / "z0_memory" / "py.typed").is_file()
+    # `z0-memory eval` without arguments runs the packaged scenarios: the installed package must carry them
+    dataset = _run([str(python), "-c", "from z0_memory.evaluation import DEFAULT_EVAL_DATASET as d; "
+                    "from z0_memory.evaluation import load_scenarios; print(d, len(load_scenarios(d)))"],
+                   cwd=tmp_path).stdout.split()
+    assert Path(dataset[0]).resolve().is_relative_to(fresh_purelib.resolve()) and int(dataset[1]) >= 30, dataset
 
     script = venv / "bin" / "z0-memory"
     assert script.is_file() and os.access(script, os.X_OK)

@@ -508,7 +508,7 @@ def demo(ctx: typer.Context) -> None:
 async def eval_command(
     ctx: typer.Context,
     dataset: str = typer.Argument(None, help="Scenario .jsonl, or LoCoMo .json / folder "
-                                             "(default: bench/data/project_memory_eval.jsonl)."),
+                                             "(default: the packaged project_memory_eval.jsonl)."),
     config: list[str] = typer.Option(None, "--config", "-c", help="offline | scripted | openai:<model> | "
                                      "compatible:<model>@<base_url>; repeat. Default: offline and scripted, plus "
                                      "openai:gpt-4o and openai:gpt-4o-mini when OPENAI_API_KEY is set."),
@@ -531,12 +531,11 @@ async def eval_command(
 
     from rich.progress import Progress
 
-    from z0_memory.evaluation import EvalOptions, load_scenarios, parse_config, run_evaluation
+    from z0_memory.evaluation import DEFAULT_EVAL_DATASET, EvalOptions, load_scenarios, parse_config, run_evaluation
     from z0_memory.evaluation.models import parse_price
     from z0_memory.evaluation.report import summary_table, write_chart, write_json
 
-    path = Path(dataset) if dataset else Path(__file__).resolve().parent.parent / "bench" / "data" / \
-        "project_memory_eval.jsonl"
+    path = Path(dataset) if dataset else DEFAULT_EVAL_DATASET
     if not path.exists():
         raise ValueError(f"{path} does not exist (name a data set: z0-memory eval FILE)")
     scenarios = load_scenarios(path)[:limit_scenarios]
