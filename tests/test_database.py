@@ -197,6 +197,23 @@ async def test_reembed_keeps_a_memorys_context(fresh_database):
         assert row["context"] == reply.context
 
 
+async def test_cli_reembed_covers_every_project_says_so_and_refuses_a_project(fresh_database):
+    """Before: ``reembed --project acme`` re-embedded every project without saying so, with no progress shown."""
+    from typer.testing import CliRunner
+
+    from z0_memory.cli import app
+
+    for project in ("acme", "beta"):
+        async with Z0Memory(Context(project=project, database_url=fresh_database, embedding_model="hash")) as mem:
+            await mem.scope().semantic.add(f"{project} deploys on Fly.io")
+    env = {"DATABASE_URL": fresh_database, "Z0_EMBEDDING_MODEL": "hash/64", "COLUMNS": "200"}
+    refused = await asyncio.to_thread(CliRunner().invoke, app, ["--project", "acme", "reembed"], env=env)
+    assert refused.exit_code == 2 and "every project" in refused.output and "without --project" in refused.output
+    done = await asyncio.to_thread(CliRunner().invoke, app, ["reembed"], env=env)
+    assert done.exit_code == 0, done.output
+    assert "re-embedded 2 memories of every project with hash/64" in done.output
+
+
 async def test_embeddings_are_sent_exactly_in_binary(session_memory):
     import numpy as np
 

@@ -330,13 +330,26 @@ async def memories_forget(ctx: typer.Context, target: str = typer.Argument(
 @app.command()
 @run
 async def reembed(ctx: typer.Context) -> None:
-    """Re-embed every semantic memory with the configured embedding model."""
-    memory = Z0Memory(_settings(ctx).context())
+    """Re-embed every project's semantic memories with the configured embedding model (one model serves them all)."""
+    from rich.progress import Progress
+
+    settings = _settings(ctx)
+    if settings.options.get("project") or settings.options.get("user_id"):
+        raise ValueError("reembed re-embeds every project's memories: one embedding model (and one vector column) "
+                         "serves the whole database, so one project cannot change model alone; run it without "
+                         "--project/--user")
+    memory = Z0Memory(settings.context())
     try:
-        n = await memory.reembed()
+        with Progress(console=err, transient=True) as bar:
+            task = bar.add_task("re-embedding", total=None)
+
+            def progress(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            n = await memory.reembed(progress=progress)
     finally:
         await memory.close()
-    console.print(f"re-embedded {n} memories with {memory.providers.embedding_name}")
+    console.print(f"re-embedded {n} memories of every project with {memory.providers.embedding_name}")
 
 
 @app.command()

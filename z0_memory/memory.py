@@ -17,7 +17,7 @@ providers, and closes everything in ``close()``. Nothing here is global: two ins
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
@@ -314,11 +314,14 @@ class Z0Memory:
         return load_rules(root or self.context.rules_root, self.context.rules_files,
                           max_bytes=int(self.context.rules_max_bytes))
 
-    async def reembed(self, *, batch_size: int = 256) -> int:
-        """Re-embed every semantic row with the configured model (after an embedding-model change).
+    async def reembed(self, *, batch_size: int = 256,
+                      progress: Callable[[int, int], None] | None = None) -> int:
+        """Re-embed every semantic row, of every project, with the configured model (after an embedding-model
+        change: one model and one vector column serve the whole database).
 
-        New vectors are computed first; the column swap and index rebuild then happen in one transaction, so a
-        failure leaves the old vectors in place. Returns the number of rows re-embedded.
+        New vectors are computed first (``progress(done, total)`` after each batch); the column swap and index
+        rebuild then happen in one transaction, so a failure leaves the old vectors in place. Returns the number of
+        rows re-embedded.
         """
         await self.db.open()
         dims = await self.providers.embedding_dims()
@@ -328,6 +331,8 @@ class Z0Memory:
         for start in range(0, len(rows), batch_size):
             vectors += await self.providers.embeddings.aembed_documents(
                 [indexed_text(r["content"], r["context"]) for r in rows[start:start + batch_size]])
+            if progress is not None:
+                progress(len(vectors), len(rows))
         await swap_embeddings(self.db, spec, [r["id"] for r in rows], vectors)
         return len(rows)
 
