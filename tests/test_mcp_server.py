@@ -313,7 +313,8 @@ async def test_http_server_needs_the_bearer_token_and_serves_tools_with_it(mcp_e
                                             ("::", False), ("192.168.1.20", False), ("example.org", False)])
 def test_only_loopback_binds_go_without_a_token(host, loopback):
     from z0_memory.errors import ConfigurationError
-    from z0_memory.mcp.run import check_bind, is_loopback
+    from z0_memory.binding import is_loopback
+    from z0_memory.mcp.run import check_bind
 
     assert is_loopback(host) is loopback
     check_bind(host, "a-token-of-24-characters")

@@ -601,7 +601,7 @@ def mcp_command(
     try:
         from z0_memory.mcp import project as projects
         from z0_memory.mcp.run import TOKEN_ENV, check_bind, serve_http, serve_stdio
-        from z0_memory.mcp.run import is_loopback
+        from z0_memory.binding import is_loopback
         from z0_memory.mcp.server import build_server
     except ImportError as exc:
         raise fail(ImportError(f"the MCP server needs the mcp extra: pip install 'z0-memory[mcp]' ({exc})")) from None

@@ -10,7 +10,6 @@ protocol writes to a private copy of the original stdout.
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import json
 import logging
 import os
@@ -18,6 +17,7 @@ import sys
 from io import TextIOWrapper
 from typing import Any
 
+from z0_memory.binding import refuse_open_bind
 from z0_memory.errors import ConfigurationError
 
 TOKEN_ENV = "Z0_MCP_TOKEN"
@@ -25,24 +25,13 @@ TOKEN_MIN_CHARS = 16
 DEFAULT_PORT = 8765
 
 
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
 def check_bind(host: str, token: str | None) -> None:
     """Refuse a network-reachable bind without a token, and a token too short to be one."""
     if token is not None and len(token) < TOKEN_MIN_CHARS:
         raise ConfigurationError(f"the MCP bearer token must be at least {TOKEN_MIN_CHARS} characters "
                                  "(e.g. `openssl rand -hex 24`)")
-    if not is_loopback(host) and not token:
-        raise ConfigurationError(
-            f"refusing to serve project memory on {host}, which other machines can reach, without a token: pass "
-            f"--token or set {TOKEN_ENV} (clients then send 'Authorization: Bearer <token>'), or bind to 127.0.0.1")
+    refuse_open_bind(host, token, service="project memory",
+                     how=f"pass --token or set {TOKEN_ENV} (clients then send 'Authorization: Bearer <token>')")
 
 
 class BearerAuth:

@@ -12,36 +12,22 @@
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import secrets
 from urllib.parse import urlsplit
 
 from starlette.requests import Request
 
-from z0_memory.errors import ConfigurationError
+from z0_memory.binding import is_loopback, refuse_open_bind
 
 TOKEN_COOKIE = "z0_ui_token"
 CSRF_COOKIE = "z0_ui_csrf"
 CSRF_FIELD = "csrf"
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1", "[::1]")
-
-
-def is_loopback(host: str) -> bool:
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def check_bind(host: str, token: str | None) -> None:
     """Refuse to serve on a non-loopback address without a token."""
-    if not is_loopback(host) and not token:
-        raise ConfigurationError(
-            f"the memory inspector binds {host!r}, which other machines can reach: set a token with --token or "
-            "Z0_UI_TOKEN (then open the page with ?token=...), or bind 127.0.0.1"
-        )
+    refuse_open_bind(host, token, service="the memory inspector",
+                     how="set one with --token or Z0_UI_TOKEN (then open the page with ?token=...)")
 
 
 def same(a: str | None, b: str | None) -> bool:
