@@ -319,13 +319,24 @@ async def import_conversations(memory: Any, folder: Path, limit: int | None) -> 
     return conversations, ingest_s
 
 
-async def loop_scores(graph: Any, conv: Conversation, ctx: Any) -> list[dict[str, Any]]:
-    """The loop's recall@5/10/20 on every question of ``conv`` (one dict per question, in order)."""
+async def loop_scores(graph: Any, conv: Conversation, ctx: Any, *, rerank: bool = False) -> list[dict[str, Any]]:
+    """The loop's recall@5/10/20 on every question of ``conv`` (one dict per question, in order). With ``rerank``,
+    also the recall of the same final evidence reranked (``z0_memory.offline.rerank``: what ``Context.rerank`` does
+    at the loop's end; ``ctx.rerank`` must be off) and the reranker's time (``rerank_ms``)."""
+    from z0_memory.offline.rerank import rerank as rerank_hits
+
     out_rows = []
     for question, category, evidence in conv.questions:
         out = await graph.ainvoke({"question": question}, context=ctx)
         dia = [conv.id_to_dia.get(h.id) for h in out["memories"]]
-        out_rows.append({"category": category, **{f"r@{k}": recall(dia, evidence, k) for k in KS}})
+        row = {"category": category, **{f"r@{k}": recall(dia, evidence, k) for k in KS}}
+        if rerank:
+            t0 = time.perf_counter()
+            reranked = rerank_hits(question, out["memories"])
+            row["rerank_ms"] = (time.perf_counter() - t0) * 1000
+            dia = [conv.id_to_dia.get(h.id) for h in reranked]
+            row.update({f"rr@{k}": recall(dia, evidence, k) for k in KS})
+        out_rows.append(row)
     return out_rows
 
 
@@ -366,14 +377,15 @@ async def run_folds(args: argparse.Namespace) -> dict[str, Any]:
         ctxs = {c.name: base.replace(project=c.pm.scope.project, mode="code", max_rounds=args.max_rounds)
                 for c in convs}
         try:
-            async def score_all(values: Mapping[Tunable, Any], only: Sequence[Conversation] = convs):
+            async def score_all(values: Mapping[Tunable, Any], only: Sequence[Conversation] = convs,
+                                rerank: bool = False):
                 nonlocal evals
                 evals += 1
                 with patched(values):
-                    return {c.name: await loop_scores(graph, c, ctxs[c.name]) for c in only}
+                    return {c.name: await loop_scores(graph, c, ctxs[c.name], rerank=rerank) for c in only}
 
             t0 = time.perf_counter()
-            baseline = await score_all({})
+            baseline = await score_all({}, rerank=True)
             eval_s = time.perf_counter() - t0
             print(f"baseline scored in {eval_s:.0f} s; {sum(len(t.grid) - 1 for t in tunables)} candidate runs next",
                   file=sys.stderr, flush=True)
@@ -412,12 +424,27 @@ async def run_folds(args: argparse.Namespace) -> dict[str, Any]:
     adopt = summary["tuned"]["r@10"]["mean"] > summary["baseline"]["r@10"]["mean"] and min(deltas) >= -0.01
     grid = {name: {str(v): round(pooled_r10(by_conv, names), 4) for v, by_conv in by_value.items()}
             for name, by_value in runs.items()}
+    # the reranker has no constant to choose: each fold is just its held-out conversation, with and without it
+    rerank_folds = [{"held_out": name,
+                     "base r@5": _mean(baseline[name], "r@5"), "rerank r@5": _mean(baseline[name], "rr@5"),
+                     "base r@10": _mean(baseline[name], "r@10"), "rerank r@10": _mean(baseline[name], "rr@10"),
+                     "base mh@10": _mean(baseline[name], "r@10", "multi-hop"),
+                     "rerank mh@10": _mean(baseline[name], "rr@10", "multi-hop")} for name in names]
+    rerank_ms = [r["rerank_ms"] for rows in baseline.values() for r in rows]
+    rerank_summary = {key: fold_summary([f[key] for f in rerank_folds])
+                      for key in ("base r@5", "rerank r@5", "base r@10", "rerank r@10", "base mh@10", "rerank mh@10")}
+    rerank_deltas = [f["rerank r@10"] - f["base r@10"] for f in rerank_folds]
     return {
         "data": str(Path(args.data).resolve()), "conversations": names,
         "questions": sum(len(c.questions) for c in convs), "max_rounds": args.max_rounds,
         "embedding_model": base.embedding_model, "defaults": defaults, "folds": folds, "summary": summary,
         "worst_fold_delta_r@10": round(min(deltas), 4), "adopt_tuned": adopt,
         "grid_all_conversations_r@10": grid, "loop_evaluations": evals,
+        "rerank": {"folds": rerank_folds, "summary": rerank_summary,
+                   "worst_fold_delta_r@10": round(min(rerank_deltas), 4),
+                   "adopt": rerank_summary["rerank r@10"]["mean"] > rerank_summary["base r@10"]["mean"]
+                   and min(rerank_deltas) >= -0.01,
+                   "ms_p50": round(percentile(rerank_ms, 0.5), 3), "ms_p95": round(percentile(rerank_ms, 0.95), 3)},
         "ingest_s": round(ingest_s, 1), "total_s": round(time.perf_counter() - started, 1),
     }
 
@@ -452,6 +479,21 @@ def render_folds(result: dict[str, Any]) -> str:
         "grid, r@10 pooled over ALL conversations (for reading only; the folds never see their held-out one): "
         + "; ".join(f"{k} " + " ".join(f"{v}:{s}" for v, s in g.items())
                     for k, g in result["grid_all_conversations_r@10"].items()),
+        "",
+        "reranker (z0_memory.offline.rerank, no tuned constant), on the default loop's final evidence:",
+        f"{'held out':<10} {'r@5':>7} {'+rerank':>8} {'r@10':>7} {'+rerank':>8} {'mh@10':>7} {'+rerank':>8}",
+    ]
+    rr = result["rerank"]
+    for f in rr["folds"]:
+        lines.append(f"{f['held_out']:<10} {fmt(f['base r@5']):>7} {fmt(f['rerank r@5']):>8} "
+                     f"{fmt(f['base r@10']):>7} {fmt(f['rerank r@10']):>8} {fmt(f['base mh@10']):>7} "
+                     f"{fmt(f['rerank mh@10']):>8}")
+    lines += [
+        "mean / worst / spread: " + "; ".join(
+            f"{k} {v['mean']:.4f}/{v['worst']:.4f}/{v['spread']:.4f}" for k, v in rr["summary"].items()),
+        f"reranker worst fold change of r@10 {rr['worst_fold_delta_r@10']:+.4f}; adoption rule: "
+        f"{'ADOPT' if rr['adopt'] else 'keep it off'}; cost per question p50 {rr['ms_p50']} ms, p95 {rr['ms_p95']} ms",
+        "",
         f"{result['loop_evaluations']} loop evaluations; import {result['ingest_s']} s; total {result['total_s']} s",
     ]
     return "\n".join(lines)
