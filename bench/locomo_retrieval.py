@@ -1,7 +1,7 @@
 """Evidence recall of z0-memory's retrieval on LoCoMo-format conversations (a benchmark script, not a test).
 
     python bench/locomo_retrieval.py [DATA_DIR] [--json] [--limit-conversations N] [--max-rounds N] [--data-dir DIR]
-                                     [--embedding-model NAME]
+                                     [--embedding-model NAME] [--folds [--tune NAME]...]
 
 DATA_DIR (default ``../shared/data/locomo-dev`` next to the repository) is any folder of LoCoMo-format ``*.json``
 files: one conversation a file (flat, or wrapped in ``{"conversation": ...}``), or a list of conversations per file
@@ -26,6 +26,10 @@ embedded server under a temporary folder in /tmp (``--data-dir`` to choose it), 
 conversation goes to the project ``z0-bench-locomo-<name>``, emptied first (an interrupted run may have left rows
 there) and again when its questions are done. Row ids are derived from the project and the turn (uuid5), and the
 searches order equal scores by date then id, so two runs of the same code on the same data give the same figures.
+
+``--folds`` is the development protocol (bench/README.md): leave-one-conversation-out over the folder, each constant
+of :data:`TUNABLES` chosen on the other conversations and scored on the held-out one (mean, worst fold, spread), and
+the offline reranker (``Context.rerank``) scored with and without, per conversation.
 """
 
 from __future__ import annotations
