@@ -66,8 +66,9 @@ def test_fold_summary(bench):
 
 
 def test_patched_reaches_bound_defaults_and_restores(bench):
-    from z0_memory.offline import fusion
     from z0_memory.stores import search
+
+    from z0_memory.offline import fusion
 
     rrf = next(t for t in bench.TUNABLES if t.name == "search.RRF_K")
     later = next(t for t in bench.TUNABLES if t.name == "fusion.LATER_ROUND_WEIGHT")

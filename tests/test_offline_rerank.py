@@ -62,10 +62,7 @@ def test_the_context_option_is_a_boolean():
         Context(project="p", rerank=3)
 
 
-pytestmark_async = pytest.mark.asyncio(loop_scope="session")
-
-
-@pytestmark_async
+@pytest.mark.asyncio(loop_scope="session")
 async def test_context_rerank_reorders_the_loops_final_evidence_once(memory, monkeypatch):
     from z0_memory.graphs.retrieval import builder
     from z0_memory.stores.semantic import NewMemory
@@ -78,7 +75,7 @@ async def test_context_rerank_reorders_the_loops_final_evidence_once(memory, mon
     await pm.semantic.add_many([NewMemory(t, category="conversation", kind="context") for t in texts])
     g = builder.compile(store=memory.operator_store())
     question = "When did Melanie paint a sunrise?"
-    base = dict(project="rerank-loop", judge_model="offline", mode="code", max_rounds=2)
+    base = {"project": "rerank-loop", "judge_model": "offline", "mode": "code", "max_rounds": 2}
     plain = await g.ainvoke({"question": question}, context=Context(**base))
     ranked = await g.ainvoke({"question": question}, context=Context(**base, rerank=True))
     assert [h.id for h in ranked["memories"]] == [h.id for h in rerank(question, plain["memories"])]
