@@ -34,6 +34,7 @@ from z0_memory.nodes.common import scope_of
 from z0_memory.offline.fusion import fuse_and_boost, memory_weight, time_weight
 from z0_memory.offline.judge import analyze_question
 from z0_memory.offline.judge import judge as offline_judge
+from z0_memory.offline.rerank import rerank as offline_rerank
 from z0_memory.offline.rewriter import rewrite as offline_rewrite
 from z0_memory.offline.router import route as offline_route
 from z0_memory.prompts import JUDGE_SYSTEM, JUDGE_USER
@@ -202,12 +203,15 @@ async def evaluate(state: RetrievalState, runtime: Runtime[Context]) -> dict[str
         stop, action = "max_rounds", f"stop: {state['max_rounds']} round(s) reached, returning the best evidence"
     else:
         stop, action = "", "rewrite the query and search again"
+    update: dict[str, Any] = {}
+    if stop and ctx.rerank:  # once per question: the evidence the loop hands back, not every round's
+        update["memories"] = offline_rerank(state["question"], hits)
     trace = list(state.get("trace", []))
     trace[-1] = trace[-1].model_copy(update={
         "verdict": verdict.sufficient, "reason": verdict.reason, "missing": verdict.missing, "next_action": action,
         "error": "; ".join(e for e in (trace[-1].error, error) if e) or None, "duration_ms": trace[-1].duration_ms + (time.perf_counter() - t0) * 1000,
     })
-    return {"verdict": verdict, "trace": trace, "stop_reason": stop}
+    return {"verdict": verdict, "trace": trace, "stop_reason": stop, **update}
 
 
 async def after_evaluate(state: RetrievalState) -> str:

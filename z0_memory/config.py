@@ -144,6 +144,11 @@ class Context:
         default=None, metadata={"description": "Rules files/folders, in load order, relative to rules_root."}
     )
     rules_max_bytes: int | None = field(default=None, metadata={"description": "Total size limit of the rules."})
+    rerank: bool | None = field(
+        default=None,
+        metadata={"description": "Rerank the retrieval loop's final evidence once per question with the offline "
+                                 "lexical reranker (z0_memory.offline.rerank; default false; Z0_RERANK)."},
+    )
     redact_checkpoints: bool | None = field(
         default=None,
         metadata={"description": "Redact secrets from the session checkpoints too (default true); false keeps each "
@@ -168,6 +173,7 @@ class Context:
             "rules_max_bytes": 64 * 1024,
             "allow_permission_changes": False,
             "redact_checkpoints": True,
+            "rerank": False,
         }
         for f in fields(self):  # explicit argument, then environment
             if getattr(self, f.name) is None:
@@ -233,6 +239,10 @@ class Context:
         if not isinstance(self.allow_permission_changes, bool):
             raise ConfigurationError(
                 f"allow_permission_changes must be true or false, got {self.allow_permission_changes!r}")
+        if isinstance(self.rerank, str):  # a JSON context
+            self.rerank = _parse(self.rerank, bool, "rerank")
+        if not isinstance(self.rerank, bool):
+            raise ConfigurationError(f"rerank must be true or false, got {self.rerank!r}")
         if self.database_pooler not in {"auto", "transaction", "none"}:
             raise ConfigurationError(
                 f"database_pooler must be 'auto', 'transaction' or 'none', got {self.database_pooler!r}")

@@ -1,0 +1,87 @@
+"""The leave-one-conversation-out protocol of bench/locomo_retrieval.py --folds: choices, patching, summary."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench" / "locomo_retrieval.py"
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("locomo_retrieval_bench", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        sys.modules.pop(spec.name, None)
+
+
+# three conversations, one constant "K" (default 1): value 2 is best on a alone, value 3 on b and c together
+SCORES = {"K": {
+    1: {"a": [0.5, 0.5], "b": [0.5], "c": [0.5]},
+    2: {"a": [1.0, 1.0], "b": [0.4], "c": [0.4]},
+    3: {"a": [0.0, 0.0], "b": [0.9], "c": [0.6]},
+}}
+
+
+def test_each_fold_chooses_on_the_other_conversations_only(bench):
+    chosen = bench.choose_by_folds(SCORES, {"K": 1}, ["a", "b", "c"])
+    # held out a: b+c pooled -> 1: 0.5, 2: 0.4, 3: 0.75; held out b: a+c -> 0.5, 0.8, 0.2; held out c: a+b -> 0.5,
+    # 0.8, 0.3
+    assert chosen == {"a": {"K": 3}, "b": {"K": 2}, "c": {"K": 2}}
+
+
+@pytest.mark.parametrize("held_out", ["a", "b", "c"])
+def test_the_held_out_scores_never_change_its_fold(bench, held_out):
+    before = bench.choose_by_folds(SCORES, {"K": 1}, ["a", "b", "c"])[held_out]
+    for value in (1, 2, 3):  # make each value in turn overwhelmingly best on the held-out conversation
+        rigged = {"K": {v: {c: ([100.0] * len(s) if (c == held_out and v == value) else s) for c, s in per.items()}
+                        for v, per in SCORES["K"].items()}}
+        assert bench.choose_by_folds(rigged, {"K": 1}, ["a", "b", "c"])[held_out] == before
+    # while the other folds do see it
+    other = next(c for c in "abc" if c != held_out)
+    rigged = {"K": {v: {c: ([100.0] * len(s) if (c == held_out and v == 1) else s) for c, s in per.items()}
+                    for v, per in SCORES["K"].items()}}
+    assert bench.choose_by_folds(rigged, {"K": 1}, ["a", "b", "c"])[other] == {"K": 1}
+
+
+def test_a_candidate_must_beat_the_default_strictly_and_questions_weigh_equally(bench):
+    tie = {"K": {1: {"a": [0.5], "b": [0.5]}, 2: {"a": [0.5], "b": [0.5]}}}
+    assert bench.choose_by_folds(tie, {"K": 1}, ["a", "b"]) == {"a": {"K": 1}, "b": {"K": 1}}
+    # pooled over questions, not averaged over conversations: b's four questions outweigh c's one
+    # (pooled: 1 -> 0.40, 2 -> 0.36; a mean of the two conversations would say 0.25 against 0.45)
+    weighted = {"K": {1: {"a": [0], "b": [0.5] * 4, "c": [0.0]}, 2: {"a": [0], "b": [0.3] * 4, "c": [0.6]}}}
+    assert bench.choose_by_folds(weighted, {"K": 1}, ["a", "b", "c"])["a"] == {"K": 1}
+
+
+def test_fold_summary(bench):
+    assert bench.fold_summary([0.8, 0.7, 0.9]) == {"mean": 0.8, "worst": 0.7, "spread": 0.2}
+
+
+def test_patched_reaches_bound_defaults_and_restores(bench):
+    from z0_memory.stores import search
+
+    from z0_memory.offline import fusion
+
+    rrf = next(t for t in bench.TUNABLES if t.name == "search.RRF_K")
+    later = next(t for t in bench.TUNABLES if t.name == "fusion.LATER_ROUND_WEIGHT")
+    old_k, old_w = search.RRF_K, fusion.LATER_ROUND_WEIGHT
+    before = search.rrf_ranking([["x", "y"], ["y"]], 2)
+    with bench.patched({rrf: 1000, later: 0.125}):
+        assert search.RRF_K == 1000 and fusion.LATER_ROUND_WEIGHT == 0.125
+        assert search.rrf_ranking([["x"]], 1) == [("x", 1 / 1001)]  # the keyword default follows the constant
+    assert search.RRF_K == old_k and fusion.LATER_ROUND_WEIGHT == old_w
+    assert search.rrf_ranking([["x", "y"], ["y"]], 2) == before
+
+
+def test_every_tunable_names_a_real_constant_whose_value_is_in_its_grid(bench):
+    for tunable in bench.TUNABLES:
+        assert bench.current_value(tunable) in tunable.grid, tunable.name
+        assert len(set(tunable.grid)) == len(tunable.grid) >= 2
