@@ -118,7 +118,7 @@ def coerce_fields(obj: Any) -> None:
             except (TypeError, ValueError):
                 raise ConfigurationError(f"{f.name} must be a number, got {value!r}"[:200]) from None
         elif typ.startswith("bool") and isinstance(value, str):
-            object.__setattr__(obj, f.name, parse_value(value, bool, f.name))
+            object.__setattr__(obj, f.name, parse_value(value, f.type, f.name))
 
 
 @dataclass(frozen=True, kw_only=True)
