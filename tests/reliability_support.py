@@ -57,6 +57,16 @@ def fast_setup(url: str, **kw) -> tuple[Settings, Context]:
     return fast_settings(url, **{k: v for k, v in kw.items() if k not in RUN_FIELDS}), Context(project="acme", **run)
 
 
+def fast_run(memory: Z0Memory, **kw) -> tuple[Z0Memory, Context]:
+    """``kw`` split: the process settings (rules, timeouts...) on a view of ``memory`` (``fakes.configured``), the run
+    settings into the Context (project acme)."""
+    from fakes import configured
+
+    run = {k: v for k, v in kw.items() if k in RUN_FIELDS}
+    process = {k: v for k, v in kw.items() if k not in RUN_FIELDS}
+    return (configured(memory, **process) if process else memory), Context(project="acme", **run)
+
+
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def fast_database(database_url: str) -> AsyncIterator[str]:
     """A new empty database on the test server for this module, dropped afterwards."""
