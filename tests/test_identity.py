@@ -13,8 +13,8 @@ from z0_memory.graphs.extraction import builder as extraction
 from z0_memory.graphs.retrieval import builder as retrieval
 
 from z0_memory.config import Context
-from z0_memory.settings import Settings
 from z0_memory.errors import ConfigurationError
+from z0_memory.settings import Settings
 from z0_memory.tools import recall_memory
 
 FIX = r"context=Context\(project="
@@ -67,3 +67,19 @@ def test_environment_project_is_an_explicit_choice(monkeypatch: pytest.MonkeyPat
     assert Context.from_env().project == "from-env"
     assert Context().project is None  # the plain constructor reads no environment...
     assert Context().with_env().project == "from-env"  # ...a run does (nodes.common.context_of)
+
+
+@pytest.mark.asyncio(loop_scope="session")
+async def test_an_api_context_takes_the_operators_run_settings_from_the_environment(memory, monkeypatch):
+    """LangGraph builds an API run's JSON context as ``Context(**json)``: the fields it does not name come from the
+    operator's Z0_* run variables (here the project and the round cap), then the defaults."""
+    monkeypatch.setenv("Z0_PROJECT", "acme")
+    monkeypatch.setenv("Z0_MAX_ROUNDS", "1")
+    await memory.scope("acme").facts.put("acme:stack:backend_framework", "Hono")
+    compiled = retrieval.compile(store=memory.operator_store())
+    out = await compiled.ainvoke({"question": "which backend framework do we use?"}, context={"mode": "code"})
+    assert out["memories"][0].key == "acme:stack:backend_framework"
+    assert len(out["trace"]) == 1  # Z0_MAX_ROUNDS, not code mode's 5
+    named = await compiled.ainvoke({"question": "which backend framework do we use?"},
+                                   context={"project": "other", "mode": "code"})
+    assert named["memories"] == []  # what the run names wins over the environment

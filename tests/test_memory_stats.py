@@ -11,9 +11,9 @@ from z0_memory.stores import schema
 from z0_memory.stores.schema import SEMANTIC_TABLE, STATS_TABLE
 from z0_memory.stores.semantic import NewMemory
 
-from z0_memory.settings import Settings
 from z0_memory.memory import Z0Memory
 from z0_memory.schemas import Provenance
+from z0_memory.settings import Settings
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

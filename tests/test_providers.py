@@ -9,7 +9,6 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from z0_memory.config import Context
-from z0_memory.settings import Settings
 from z0_memory.errors import ConfigurationError
 from z0_memory.providers import (
     HashEmbeddings,
@@ -19,6 +18,7 @@ from z0_memory.providers import (
     build_embeddings,
     split_model_name,
 )
+from z0_memory.settings import Settings
 
 
 @pytest.fixture(autouse=True)

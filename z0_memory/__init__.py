@@ -70,10 +70,10 @@ if TYPE_CHECKING:
     from z0_memory.graphs.extraction import build_extraction_graph
     from z0_memory.graphs.retrieval import build_retrieval_graph, retrieval_subgraph
     from z0_memory.memory import Added, ProjectMemory, SearchResult, Z0Memory
-    from z0_memory.settings import Settings
     from z0_memory.middleware import Z0MemoryMiddleware
     from z0_memory.nodes.extraction import extract
     from z0_memory.session_tools import search_session
+    from z0_memory.settings import Settings
     from z0_memory.state import RetrievalChannels
     from z0_memory.tools import recall_memory
 

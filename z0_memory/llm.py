@@ -38,9 +38,9 @@ from langchain_core.runnables import Runnable, RunnableSequence
 from langchain_core.utils.json_schema import dereference_refs
 from pydantic import BaseModel
 
-from z0_memory.settings import Settings
 from z0_memory.errors import Z0Error
 from z0_memory.redaction import redact_value
+from z0_memory.settings import Settings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)

@@ -26,8 +26,8 @@ from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 
-from z0_memory.settings import ChatRole, Settings
 from z0_memory.errors import ConfigurationError
+from z0_memory.settings import ChatRole, Settings
 
 _KNOWN_OPENAI_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
 

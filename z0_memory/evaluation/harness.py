@@ -39,7 +39,6 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 
 from z0_memory.config import Context
-from z0_memory.settings import Settings
 from z0_memory.evaluation.dataset import Question, Scenario
 from z0_memory.evaluation.models import (
     JudgeConfig,
@@ -48,6 +47,7 @@ from z0_memory.evaluation.models import (
     estimate_cost,
 )
 from z0_memory.schemas import Hit, Provenance
+from z0_memory.settings import Settings
 from z0_memory.stores.semantic import NewMemory
 
 Progress = Callable[[str, int, int], None]

@@ -24,7 +24,6 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from z0_memory.config import Context
-from z0_memory.settings import Settings
 from z0_memory.errors import InvalidInputError, InvalidKeyError, NotFoundError
 from z0_memory.mcp import project as projects
 from z0_memory.mcp.results import (
@@ -52,6 +51,7 @@ from z0_memory.nodes.chat import QUESTION_MAX_CHARS
 from z0_memory.redaction import find_secrets
 from z0_memory.rendering import escape
 from z0_memory.schemas import SEGMENT_MAX, Candidate, MemoryKey, Provenance, reject_nul
+from z0_memory.settings import Settings
 from z0_memory.stores.rules import Rules
 
 # Input limits. A query is cut to QUESTION_MAX_CHARS by the chat and code graphs; here it is refused instead, so the
