@@ -47,7 +47,6 @@ def test_defaults_without_any_environment() -> None:
         ("confidence_threshold", "Z0_CONFIDENCE_THRESHOLD", "0.9", 0.5, 0.7, 0.9),
         ("pending_ttl_days", "Z0_PENDING_TTL_DAYS", "2.5", 1.0, 14.0, 2.5),
         ("max_rounds", "Z0_MAX_ROUNDS", "8", 2, 3, 8),
-        ("judge_model", "Z0_JUDGE_MODEL", "compatible/j", "offline", None, "compatible/j"),
     ],
 )
 def test_argument_beats_environment_beats_default(
@@ -66,6 +65,16 @@ def test_argument_beats_environment_beats_default(
     assert getattr(Context(), field) == default  # the plain constructor never reads the environment
     assert getattr(Context().with_env(), field) == parsed_env  # a run fills what its context did not name
     assert getattr(Context(**{field: explicit}).with_env(), field) == explicit
+
+
+def test_model_environment_variables_are_the_process_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("Z0_JUDGE_MODEL", "compatible/j")
+    assert Context.from_env().judge_model is None and Context().with_env().judge_model is None
+    assert Settings.from_env().judge_model == "compatible/j"
+    assert Settings.from_env().model_for("judge", Context().with_env()) == "compatible/j"
+    explicit = Settings.from_env(judge_model="offline")  # an explicit process setting is not overridden by a run
+    assert explicit.model_for("judge", Context().with_env()) == "offline"
+    assert explicit.model_for("judge", Context(judge_model="compatible/x")) == "compatible/x"  # the run's own
 
 
 def test_a_process_setting_is_not_a_run_setting() -> None:

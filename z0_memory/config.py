@@ -5,7 +5,8 @@ budget, the write gate's thresholds, and which model plays each role. The proces
 URL, embedding model, rules, timeouts) are :class:`~z0_memory.settings.Settings`, given to ``Z0Memory``.
 
 Every default is written on its field. ``Context(...)`` reads no environment; ``Context.from_env(**overrides)``
-resolves each field as: the explicit argument, then ``Z0_<FIELD>``, then the default. A graph run does the same
+resolves each field as: the explicit argument, then ``Z0_<FIELD>``, then the default (the model fields
+read no environment: ``Z0_AGENT_MODEL`` etc. are the process's defaults, ``Settings``). A graph run does the same
 (``nodes.common.context_of``): the fields its context names, then the operator's ``Z0_*``, then the defaults, so
 ``Z0_PROJECT`` or ``Z0_TOP_K`` apply to API runs as they do to the CLI. ``project`` has no default: a graph, tool or
 middleware run without one fails naming ``context=Context(project=...)`` (:data:`NO_PROJECT`); the CLI and the demo
@@ -24,6 +25,10 @@ from z0_memory.settings import DEFAULT_RULES_FILES, coerce_fields, from_env
 
 Mode = Literal["chat", "code"]
 DEFAULT_ROUNDS: dict[str, int] = {"code": 5, "chat": 3}
+
+# Z0_AGENT_MODEL etc. are the process's defaults (Settings): a run's model field is only what the run names, so an
+# explicit Settings(judge_model=...) is never overridden through the environment by every run.
+MODEL_FIELDS = frozenset({"agent_model", "judge_model", "extractor_model"})
 
 NO_PROJECT = (
     "no project in the run's context: pass context=Context(project=\"...\") to invoke/ainvoke (through the API: "
@@ -79,7 +84,7 @@ class Context:
             raise ConfigurationError(
                 f"{', '.join(process)} {'is a process setting' if len(process) == 1 else 'are process settings'}, "
                 "not a run's: set it in the environment or in Settings(...) given to Z0Memory")
-        return from_env(cls, overrides)
+        return from_env(cls, overrides, not_from_env=MODEL_FIELDS)
 
     def with_env(self) -> Context:
         """This context with the fields its caller did not name taken from ``Z0_*`` (then the defaults)."""

@@ -63,9 +63,9 @@ def parse_value(value: Any, typ: Any, name: str) -> Any:
     return value
 
 
-def from_env(cls: type[T], overrides: dict[str, Any]) -> T:
+def from_env(cls: type[T], overrides: dict[str, Any], *, not_from_env: frozenset[str] = frozenset()) -> T:
     """``cls(...)`` with each field from: the explicit argument (``None`` counts as not given), then the
-    environment (:func:`env_name`), then the field's default."""
+    environment (:func:`env_name`; not for the fields in ``not_from_env``), then the field's default."""
     known = {f.name: f for f in fields(cls) if f.init}  # type: ignore[arg-type]
     unknown = sorted(set(overrides) - set(known))
     if unknown:
@@ -73,7 +73,7 @@ def from_env(cls: type[T], overrides: dict[str, Any]) -> T:
     values: dict[str, Any] = {}
     for name, f in known.items():
         value = overrides.get(name)
-        if value is None:
+        if value is None and name not in not_from_env:
             text = os.environ.get(env_name(name))
             value = parse_value(text, f.type, name) if text is not None else None
         if value is not None:
