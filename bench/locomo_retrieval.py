@@ -188,6 +188,7 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     from z0_memory.config import Context
+    from z0_memory.settings import Settings
     from z0_memory.graphs.retrieval import builder
     from z0_memory.ingest import locomo_memories
     from z0_memory.memory import Z0Memory
@@ -195,9 +196,10 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     from z0_memory.stores.recipes import SearchRequest, run_recipe
 
     data_dir = args.data_dir or temporary_data_dir("z0-locomo-")
-    base = Context(project="locomo", data_dir=data_dir, judge_model="offline", agent_model="offline",
-                   extractor_model="offline", database_url=os.environ.get("DATABASE_URL"),
-                   **({"embedding_model": args.embedding_model} if args.embedding_model else {}))
+    base = Context(project="locomo")
+    settings = Settings.from_env(data_dir=data_dir, judge_model="offline", agent_model="offline",
+                                 extractor_model="offline", database_url=os.environ.get("DATABASE_URL"),
+                                 **({"embedding_model": args.embedding_model} if args.embedding_model else {}))
     # recalls[method][category] -> list of (r@5, r@10, r@20); "overall" collects every question
     recalls: dict[str, dict[str, list[tuple[float, ...]]]] = {m: defaultdict(list) for m in METHODS}
     rounds: list[int] = []
@@ -209,7 +211,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     turns = 0
     ingest_s = 0.0
     started = time.perf_counter()
-    async with Z0Memory(base) as memory:
+    async with Z0Memory(settings) as memory:
         graph = builder.compile(store=memory.operator_store())
         for name, conv, qa in load_conversations(Path(args.data)):
             if args.limit_conversations is not None and conversations >= args.limit_conversations:

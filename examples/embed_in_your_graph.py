@@ -9,7 +9,7 @@ Your graph keeps its own responder (here a tiny deterministic one; in real life 
 * ``extract`` is ``z0_memory.nodes.extraction.extract``: it reads the latest turn of ``messages`` and writes what
   it remembered (or held as pending) to ``extraction``.
 
-Both reach memory through ``runtime.store``: compile with ``store=memory.store()``. Run it on the embedded
+Both reach memory through ``runtime.store``: compile with ``store=memory.store(project)``. Run it on the embedded
 defaults (no key, no server to install), or point it at your Postgres with ``DATABASE_URL``:
 
     python examples/embed_in_your_graph.py
@@ -93,9 +93,9 @@ def report(out: dict[str, Any]) -> None:
 
 
 async def main() -> None:
-    ctx = Context(project=PROJECT)  # embedded Postgres unless DATABASE_URL is set; offline models without a key
-    async with Z0Memory(ctx) as memory:
-        graph = build_graph().compile(store=memory.store(), checkpointer=memory.checkpointer())
+    ctx = Context(project=PROJECT)  # the run's settings; the process's come from the environment:
+    async with Z0Memory() as memory:  # embedded Postgres unless DATABASE_URL is set; offline models without a key
+        graph = build_graph().compile(store=memory.store(PROJECT), checkpointer=memory.checkpointer(PROJECT))
         session_1 = {"configurable": {"thread_id": f"example-{uuid.uuid4().hex[:8]}"}}
         print(f"session 1 (thread {session_1['configurable']['thread_id']}, project {PROJECT}):")
         for text in SESSION_1:
@@ -103,7 +103,7 @@ async def main() -> None:
         session_2 = {"configurable": {"thread_id": f"example-{uuid.uuid4().hex[:8]}"}}
         print(f"session 2 (a new thread {session_2['configurable']['thread_id']}, same project):")
         report(await graph.ainvoke({"messages": [HumanMessage(SESSION_2)]}, session_2, context=ctx))
-        facts = await memory.scope().facts.list()
+        facts = await memory.scope(PROJECT).facts.list()
         print("settled facts: " + "; ".join(f"{f.key} = {f.value}" for f in facts))
 
 

@@ -1,8 +1,8 @@
 """Chat mode: rules -> question -> retrieval loop (subgraph, at most 3 rounds) -> respond -> extraction.
 
 Relevant memory is injected automatically as a cited, delimited block; the thread's history stays in context,
-trimmed to ``history_tokens``. Compile with ``store=memory.store(), checkpointer=memory.checkpointer()``; a thread
-is a session.
+trimmed to ``history_tokens``. Compile with ``store=memory.store(project)``,
+``checkpointer=memory.checkpointer(project)``; a thread is a session.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Code mode: rules -> agent <-> tools (recall_memory: the loop, up to 5 rounds; search_session) -> extraction.
 
 Nothing is injected: the agent sees the rules, the current request and this turn's tool exchanges, and fetches
-memory or earlier turns when it decides to. Compile with ``store=memory.store(), checkpointer=memory.checkpointer()``
+memory or earlier turns when it decides to. Compile with ``store=memory.store(project)``,
+``checkpointer=memory.checkpointer(project)``
 and run with ``context=Context(project=..., mode="code")``.
 """
 

@@ -2,7 +2,7 @@
 
 ``builder`` is the uncompiled graph (add it as a subgraph, or compile it yourself); ``graph`` is compiled without a
 checkpointer or store so ``langgraph dev`` can serve it with the ones ``langgraph.json`` configures. In your own
-process, compile with ``store=memory.store()``.
+process, compile with ``store=memory.store(project)``.
 
 In a parent graph, ``retrieval_subgraph(State)`` checks that ``State`` has the channels the loop reads and writes
 (inherit :class:`z0_memory.state.RetrievalChannels`; with ``MessagesState`` the latest human message is the question)

@@ -81,7 +81,7 @@ async def agent(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, A
         reply = offline_step(turn, state.get("rules_sources") or ())
     else:
         try:
-            reply = await invoke_messages(model, prompt, ctx, what="code agent",
+            reply = await invoke_messages(model, prompt, memory.settings, what="code agent",
                                           tools=TOOLS if tool_rounds < MAX_TOOL_ROUNDS else None)
         except ModelCallError as exc:  # the documented offline rule takes this step (tools, then its answer)
             fallback = offline_step(turn, state.get("rules_sources") or ())

@@ -12,17 +12,20 @@ if TYPE_CHECKING:
 
 
 def context_of(runtime: Any) -> Context:
-    """The call's Context (a dict from the API server is validated into one).
+    """The call's Context: what the run's context names, then the operator's ``Z0_*`` run settings, then the defaults
+    (a dict is validated into one; LangGraph builds an API run's JSON context as ``Context(**json)``).
 
     The project is never defaulted: a run with no context, or a context without a project (and no Z0_PROJECT),
     raises a ConfigurationError naming ``context=Context(project=...)``, instead of writing to a project nobody chose.
     """
     ctx = getattr(runtime, "context", None)
     if ctx is None:
-        ctx = Context()
+        ctx = Context.from_env()
     elif isinstance(ctx, dict):
-        ctx = Context(**ctx)
-    elif not isinstance(ctx, Context):
+        ctx = Context.from_env(**ctx)
+    elif isinstance(ctx, Context):
+        ctx = ctx.with_env()
+    else:
         raise ConfigurationError(f"the run's context must be a z0_memory Context, got {type(ctx).__name__}; "
                                  "pass context=Context(project=...)")
     if ctx.project is None:
@@ -37,7 +40,7 @@ def _store_of(runtime: Any) -> Any:
     if isinstance(store, Z0Store):
         return store
     raise ConfigurationError(
-        "this graph needs z0-memory's store: compile it with store=memory.store() "
+        "this graph needs z0-memory's store: compile it with store=memory.store(project) "
         "(or serve it with the langgraph.json of z0-memory, which configures the store)"
     )
 
@@ -50,7 +53,7 @@ def memory_of(runtime: Any) -> Z0Memory:
 def scope_of(runtime: Any) -> tuple[Context, Z0Memory, ProjectMemory]:
     """The run's context, the memory, and the stores of the run's scope.
 
-    A store bound to a scope (``memory.store()``) only serves runs in that scope: a run whose context names
+    A store bound to a scope (``memory.store(project)``) only serves runs in that scope: a run whose context names
     another project or user is refused, never served from the store's project.
     """
     ctx = context_of(runtime)
@@ -62,4 +65,4 @@ def scope_of(runtime: Any) -> tuple[Context, Z0Memory, ProjectMemory]:
             f"names project {ctx.project!r} (user {ctx.user_id!r}): compile the graph with "
             "store=memory.store(project=..., user_id=...) for that scope"
         )
-    return ctx, store.memory, store.memory.scope(ctx.project, ctx.user_id)
+    return ctx, store.memory, store.memory.scope(ctx.project, ctx.user_id, pending_ttl_days=ctx.pending_ttl_days)

@@ -29,6 +29,7 @@ from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
 from z0_memory.config import Context
+from z0_memory.settings import Settings
 from z0_memory.errors import InvalidKeyError
 from z0_memory.llm import ModelCallError, invoke_structured
 from z0_memory.nodes.common import scope_of
@@ -136,12 +137,12 @@ async def related_memories(pm: Any, turn: Sequence[TurnMessage]) -> list[Related
             for i, r in enumerate(items, 1)]
 
 
-async def _llm_candidates(model: Any, turn: Sequence[TurnMessage], related: Sequence[Related], ctx: Context,
+async def _llm_candidates(model: Any, turn: Sequence[TurnMessage], related: Sequence[Related], settings: Settings,
                           project: str, runnable: Any = None) -> list[Candidate]:
     existing = "\n".join(f"{r.local_id}: {'(pending) ' if r.pending else ''}{r.content}" for r in related) or "(none)"
     prompt = EXTRACTOR_USER.format(project=project, existing=existing, turn=render_turn(turn))
     result = await invoke_structured(model, ExtractionResult, [SystemMessage(EXTRACTOR_SYSTEM), HumanMessage(prompt)],
-                                     ctx, what="memory extractor", runnable=runnable)
+                                     settings, what="memory extractor", runnable=runnable)
     return result.candidates
 
 
@@ -241,8 +242,10 @@ async def extract_turn(pm: Any, memory: Any, turn: Sequence[TurnMessage], ctx: C
         candidates = extract_candidates(turn, project=pm.scope.project, existing=existing, ignored=ignored)
         extractor = OFFLINE_EXTRACTOR_NAME
     else:
-        candidates = await _llm_candidates(model, turn, related, ctx, pm.scope.project, memory.providers.structured(
-            model, ExtractionResult, ctx.structured_output_method))
+        settings = memory.settings
+        candidates = await _llm_candidates(model, turn, related, settings, pm.scope.project,
+                                           memory.providers.structured(model, ExtractionResult,
+                                                                       settings.structured_output_method))
         extractor = f"llm/{getattr(model, 'model_name', None) or type(model).__name__}"
     provenance = Provenance(thread_id=thread_id, message_ids=message_ids, extractor=extractor)
     return ignored + await write_candidates(pm, candidates, related, ctx, provenance, secrets)
@@ -294,7 +297,7 @@ async def retry_failed_extractions(memory: Any, ctx: Context) -> dict[str, int]:
     Returns ``{"retried": n, "still_failing": m}``. Each queued turn is claimed with a row lock held while it is
     extracted (``ExtractionQueue.claim``), so two retry runs at once never process the same turn.
     """
-    pm = memory.scope(ctx.project, ctx.user_id)
+    pm = memory.scope(ctx.project, ctx.user_id, pending_ttl_days=ctx.pending_ttl_days)
     done = failed = 0
     for queue_id in await pm.extraction_queue.ids():
         async with pm.extraction_queue.claim(queue_id) as queued:

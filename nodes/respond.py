@@ -114,7 +114,7 @@ async def respond(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
     prompt = [SystemMessage(system_prompt(CHAT_SYSTEM, state.get("rules"), memories)),
               *trimmed_history(state.get("messages", []), int(ctx.history_tokens))]
     try:
-        reply = await invoke_messages(model, prompt, ctx, what="chat responder")
+        reply = await invoke_messages(model, prompt, memory.settings, what="chat responder")
     except ModelCallError as exc:
         text = offline_answer(request, memories, state.get("rules_sources") or ())
         reply = AIMessage(f"{text}\n(The model failed: {escape(str(exc))})")

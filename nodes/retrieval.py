@@ -29,6 +29,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
 
 from z0_memory.config import Context
+from z0_memory.settings import Settings
 from z0_memory.llm import ModelCallError, invoke_structured
 from z0_memory.nodes.common import scope_of
 from z0_memory.offline.fusion import fuse_and_boost, memory_weight, time_weight
@@ -168,13 +169,13 @@ async def first_round(pm: ProjectMemory, question: str, *, top_k: int = 10,
     return (await run_round(pm, state, top_k))["memories"]
 
 
-async def _llm_verdict(model: Any, state: RetrievalState, ctx: Context, runnable: Any = None) -> Verdict:
+async def _llm_verdict(model: Any, state: RetrievalState, settings: Settings, runnable: Any = None) -> Verdict:
     prompt = JUDGE_USER.format(
         question=state["question"], round=state["round"], max_rounds=state["max_rounds"],
         queries_tried="; ".join(state.get("queries_tried", [])),
         evidence=render_evidence(state.get("memories", []), limit=JUDGE_EVIDENCE_LIMIT),
     )
-    return await invoke_structured(model, Verdict, [SystemMessage(JUDGE_SYSTEM), HumanMessage(prompt)], ctx,
+    return await invoke_structured(model, Verdict, [SystemMessage(JUDGE_SYSTEM), HumanMessage(prompt)], settings,
                                    what="retrieval judge", runnable=runnable)
 
 
@@ -191,8 +192,8 @@ async def evaluate(state: RetrievalState, runtime: Runtime[Context]) -> dict[str
         verdict = offline()
     else:
         try:
-            verdict = await _llm_verdict(model, state, ctx,
-                                         memory.providers.structured(model, Verdict, ctx.structured_output_method))
+            verdict = await _llm_verdict(model, state, memory.settings, memory.providers.structured(
+                model, Verdict, memory.settings.structured_output_method))
         except ModelCallError as exc:
             error = f"{exc}; the offline judge decided this round"
             verdict = offline()

@@ -7,7 +7,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from z0_memory.config import Context
-from z0_memory.nodes.common import context_of
+from z0_memory.nodes.common import context_of, memory_of
 from z0_memory.stores.rules import aload_rules
 from z0_memory.validation import check_messages
 
@@ -23,6 +23,7 @@ async def load_rules(state: dict[str, Any], runtime: Runtime[Context]) -> dict[s
     check_messages(state.get("messages") or [])
     if state.get("rules_sources") is not None:
         return {}
-    ctx = context_of(runtime)
-    rules = await aload_rules(ctx.rules_root, ctx.rules_files, max_bytes=int(ctx.rules_max_bytes))
+    context_of(runtime)  # a run without a project fails here, before anything is read
+    settings = memory_of(runtime).settings  # the rules are the process's (Settings.rules_*), not a run's choice
+    rules = await aload_rules(settings.rules_root, settings.rules_files, max_bytes=int(settings.rules_max_bytes))
     return {"rules": rules.text, "rules_sources": rules.sources}

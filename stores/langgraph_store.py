@@ -1,10 +1,10 @@
 """``Z0Store``: z0-memory behind LangGraph's ``BaseStore`` interface.
 
 This is how graph nodes reach long-term memory, the LangGraph way: compile a graph with
-``store=memory.store()`` (or let ``langgraph dev`` build it from ``langgraph.json``), and every node finds the
+``store=memory.store(project)`` (or let ``langgraph dev`` build it from ``langgraph.json``), and every node finds the
 memory at ``runtime.store``. It is also a usable ``BaseStore`` for any other LangGraph code:
 
-* a store is bound to one scope (``memory.store()``: the context's project and user) or is the operator's
+* a store is bound to one scope (``memory.store(project, user_id)``) or is the operator's
   (``memory.operator_store()``, what ``langgraph dev`` gets): a bound store takes namespaces ``(category,)`` or
   ``(its project, category)`` and refuses any other project, and graphs run on it must run in its scope; the
   operator's store takes ``(project, category)`` for any project;
@@ -225,9 +225,11 @@ class Z0Store(BaseStore):
                 rows = await (await conn.execute(SCOPE_NAMESPACES_SQL, self.scope.params)).fetchall()
             spaces = [(self.scope.project, r["category"]) for r in rows]
         else:
-            async with self.memory.db.connection() as conn:  # the operator's view: every project
+            from z0_memory.config import Context
+
+            async with self.memory.db.connection() as conn:  # the operator's view: every project (Z0_USER_ID's rows)
                 rows = await (await conn.execute(
-                    OPERATOR_NAMESPACES_SQL, {"user_id": self.memory.context.user_id})).fetchall()
+                    OPERATOR_NAMESPACES_SQL, {"user_id": Context.from_env().user_id})).fetchall()
             spaces = [(r["project"], r["category"]) for r in rows]
         for cond in op.match_conditions or ():
             n = len(cond.path)

@@ -8,7 +8,7 @@ scope's checkpoints whatever id is asked for. Callers see their own thread ids o
 server owns thread ids and has no caller identity. The sync factory opens a small pool of its own (for sync graphs
 and scripts) and closes it on exit.
 
-Secrets: with ``Context.redact_checkpoints`` (the default) every checkpointer here serializes through
+Secrets: with ``Settings.redact_checkpoints`` (the default) every checkpointer here serializes through
 :class:`RedactingSerializer`, so the channel blobs and pending writes hold message text, tool-call arguments and
 state strings with secrets replaced by ``[REDACTED]``; the primitive channel values LangGraph inlines into the
 checkpoint's JSON (the chat graph's ``question``, ``rules``) and the checkpoint metadata are redacted in ``aput``.
@@ -68,7 +68,7 @@ def _redact_checkpoint(checkpoint: Any, metadata: Any) -> tuple[Any, Any]:
 
 
 def _redacting(db: Database) -> bool:
-    return bool(getattr(db.context, "redact_checkpoints", True))
+    return bool(db.settings.redact_checkpoints)
 
 
 class OperatorCheckpointer(AsyncPostgresSaver):

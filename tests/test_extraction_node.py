@@ -16,7 +16,7 @@ import pytest
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from fakes import Call, ScriptedChatModel, Sleep, swapped_model
+from fakes import Call, ScriptedChatModel, Sleep, configured, swapped_model
 from z0_memory.config import Context
 from z0_memory.graphs.extraction import build_extraction_graph
 from z0_memory.nodes.extraction import ExtractionResult, latest_turn, queue_failed_turn, retry_failed_extractions
@@ -27,9 +27,14 @@ from z0_memory.schemas import Candidate, Provenance
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 CTX = Context(project="acme")
-FAST_FAIL = Context(project="acme", model_timeout_s=0.2, model_retries=1)
+FAST_FAIL = {"model_timeout_s": 0.2, "model_retries": 1}  # process settings: the memory's (``fast``)
 GITHUB_TOKEN = "ghp_Qw3rTy7uIo9pAs1dFg5hJk8lZx2cVb4nM6q0"
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def fast(memory):
+    """``memory`` with short model timeouts and one retry (call it inside ``extractor(...)``: it copies the models)."""
+    return configured(memory, **FAST_FAIL)
 
 
 def extractor(memory, model: BaseChatModel | None):
@@ -37,7 +42,7 @@ def extractor(memory, model: BaseChatModel | None):
 
 
 async def run(memory, messages: list[Any], *, thread: str = "t1", ctx: Context = CTX) -> list[dict[str, Any]]:
-    graph = build_extraction_graph().compile(store=memory.store())
+    graph = build_extraction_graph().compile(store=memory.store(ctx.project))
     out = await graph.ainvoke({"messages": messages}, {"configurable": {"thread_id": thread}}, context=ctx)
     return out["extraction"]
 
@@ -226,7 +231,7 @@ async def test_model_failure_queues_the_turn_and_retry_recovers(memory, failure)
     broken = ScriptedChatModel(script=[failure])
     text = f"We'll use Hono for the backend. The deploy token is {GITHUB_TOKEN}"
     with extractor(memory, broken):
-        outcomes = await run(memory, [HumanMessage(text, id="h1")], thread="t-fail", ctx=FAST_FAIL)
+        outcomes = await run(fast(memory), [HumanMessage(text, id="h1")], thread="t-fail")
     assert [o["action"] for o in outcomes] == ["queued_for_retry"]
     assert len(broken.calls) == 2  # one retry
     [row] = await table(memory, "z0_extraction_queue")
@@ -235,13 +240,13 @@ async def test_model_failure_queues_the_turn_and_retry_recovers(memory, failure)
     assert row["messages"][0]["id"] == "h1"
 
     with extractor(memory, ScriptedChatModel(script=[RuntimeError("still down")])):
-        assert await retry_failed_extractions(memory, FAST_FAIL) == {"retried": 0, "still_failing": 1}
+        assert await retry_failed_extractions(fast(memory), CTX) == {"retried": 0, "still_failing": 1}
     assert (await table(memory, "z0_extraction_queue"))[0]["attempts"] == 2
 
     working = ScriptedChatModel(script=[ExtractionResult(candidates=[
         decision("acme:stack:backend_framework", "Hono")])])
     with extractor(memory, working):
-        assert await retry_failed_extractions(memory, FAST_FAIL) == {"retried": 1, "still_failing": 0}
+        assert await retry_failed_extractions(fast(memory), CTX) == {"retried": 1, "still_failing": 0}
     assert await table(memory, "z0_extraction_queue") == []
     assert "We'll use Hono" in working.prompts()[0] and GITHUB_TOKEN not in working.prompts()[0]
     fact = await pm.facts.get("acme:stack:backend_framework")
@@ -258,22 +263,23 @@ async def test_the_queue_redacts_whatever_it_is_given(memory):
 
 async def test_retry_only_touches_its_own_scope(memory):
     with extractor(memory, ScriptedChatModel(script=[RuntimeError("down")])):
-        await run(memory, [HumanMessage("We'll use Hono for the backend.")], ctx=FAST_FAIL)
-    other = Context(project="other", model_timeout_s=0.2, model_retries=0)
+        await run(fast(memory), [HumanMessage("We'll use Hono for the backend.")])
+    other = Context(project="other")
     with extractor(memory, ScriptedChatModel(script=[ExtractionResult()])):
-        assert await retry_failed_extractions(memory, other) == {"retried": 0, "still_failing": 0}
+        quick = configured(memory, model_timeout_s=0.2, model_retries=0)
+        assert await retry_failed_extractions(quick, other) == {"retried": 0, "still_failing": 0}
     assert len(await table(memory, "z0_extraction_queue")) == 1
 
 
 async def test_concurrent_retry_runs_process_each_turn_once(memory):
     with extractor(memory, ScriptedChatModel(script=[RuntimeError("down")])):
         for i in range(3):
-            await run(memory, [HumanMessage(f"We'll use Hono for service {i}.")], thread=f"t{i}", ctx=FAST_FAIL)
+            await run(memory, [HumanMessage(f"We'll use Hono for service {i}.")], thread=f"t{i}")
     assert len(await table(memory, "z0_extraction_queue")) == 3
     working = ScriptedChatModel(script=[ExtractionResult(candidates=[
         decision("acme:stack:backend_framework", "Hono")])])
     with extractor(memory, working):
-        results = await asyncio.gather(*(retry_failed_extractions(memory, FAST_FAIL) for _ in range(4)))
+        results = await asyncio.gather(*(retry_failed_extractions(fast(memory), CTX) for _ in range(4)))
     assert sum(r["retried"] for r in results) == 3 and sum(r["still_failing"] for r in results) == 0
     assert len(working.calls) == 3  # each queued turn extracted exactly once
     fact = await memory.scope("acme").facts.get("acme:stack:backend_framework")

@@ -16,7 +16,7 @@ from z0_memory.stores import schema
 from z0_memory.stores.schema import CONTEXT_TERM_WEIGHT, SEMANTIC_TABLE, SEMANTIC_TSV_INDEX
 from z0_memory.stores.semantic import NewMemory, row_params
 
-from z0_memory.config import Context
+from z0_memory.settings import Settings
 from z0_memory.memory import Z0Memory
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -48,22 +48,22 @@ async def test_new_memories_go_straight_into_the_index(memory):
 
 
 async def test_migration_from_version_4_turns_fast_update_off_and_flushes_the_list(fresh_database, monkeypatch):  # noqa: F811
-    ctx = Context(project="acme", database_url=fresh_database, embedding_model="hash")
+    ctx = Settings(database_url=fresh_database, embedding_model="hash")
     # a database at version 4, plus the columns today's insert writes (migrations 6 and 7: search context)
     monkeypatch.setattr(schema, "MIGRATIONS", (*schema.MIGRATIONS[:4], *schema.MIGRATIONS[5:7]))
     queries = ("Which cache does Alice use for billing?", "kafka queue latency alert", "Who restores the backup?")
     async with Z0Memory(ctx) as old:
         assert await index_options(old) == []  # GIN's default: fast update, entries wait in the pending list
-        await old.scope().semantic.add_many([NewMemory(t) for t in sentences(60)])
-        before = {q: [(h.id, h.score) for h in await old.scope().semantic.search_engine.bm25(q, 10)] for q in queries}
+        await old.scope("acme").semantic.add_many([NewMemory(t) for t in sentences(60)])
+        before = {q: [(h.id, h.score) for h in await old.scope("acme").semantic.search_engine.bm25(q, 10)] for q in queries}
     monkeypatch.undo()
 
     async with Z0Memory(ctx) as upgraded:
         assert "fastupdate=off" in await index_options(upgraded)
         assert await pending_pages(upgraded) == 0  # the migration flushed what the old version left pending
         for q in queries:  # the same index content, so the same results
-            assert [(h.id, h.score) for h in await upgraded.scope().semantic.search_engine.bm25(q, 10)] == before[q]
-        await upgraded.scope().semantic.add("Dmitri watches the latency dashboard")
+            assert [(h.id, h.score) for h in await upgraded.scope("acme").semantic.search_engine.bm25(q, 10)] == before[q]
+        await upgraded.scope("acme").semantic.add("Dmitri watches the latency dashboard")
         assert await pending_pages(upgraded) == 0
 
 
@@ -95,10 +95,10 @@ async def test_context_terms_count_below_content_terms(memory):
 
 
 async def test_migration_from_version_6_moves_the_context_to_weight_d(fresh_database, monkeypatch):  # noqa: F811
-    ctx = Context(project="acme", database_url=fresh_database, embedding_model="hash")
+    ctx = Settings(database_url=fresh_database, embedding_model="hash")
     monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:6])
     async with Z0Memory(ctx) as old:  # rows as version 6 wrote them: the context inside search_text, no column
-        pm = old.scope()
+        pm = old.scope("acme")
         vector = await pm.semantic.embeddings.aembed_query("a note")
         rows = [row_params(pm.scope, m, vector) for m in (SAYS_IT, NEIGHBOUR, NewMemory("Dmitri: 监控 dashboard"))]
         for row in rows:
@@ -117,7 +117,7 @@ async def test_migration_from_version_6_moves_the_context_to_weight_d(fresh_data
     monkeypatch.undo()
 
     async with Z0Memory(ctx) as upgraded:
-        pm = upgraded.scope()
+        pm = upgraded.scope("acme")
         async with upgraded.db.connection() as conn:
             split = {r["id"]: (r["search_text"], r["search_context"]) for r in await (await conn.execute(
                 f"SELECT id::text, search_text, search_context FROM {SEMANTIC_TABLE}")).fetchall()}

@@ -60,7 +60,7 @@ async def test_ingest_stores_turns_findable_by_their_neighbours_words(memory, tm
     assert [h.content for h in hits[:2]] == ["Ann: How did your kids react at the war memorial?",
                                              "Jo: They were awestruck and humbled."]
     assert hits[1].metadata["turn"] == 1 and hits[1].metadata["session"] == 1
-    out = await builder.compile(store=memory.store()).ainvoke(
+    out = await builder.compile(store=memory.store("acme")).ainvoke(
         {"question": "How did Jo's kids react at the war memorial?"},
         context=Context(project="acme", judge_model="offline", max_rounds=1))
     assert "Jo: They were awestruck and humbled." in [h.content for h in out["memories"][:2]]

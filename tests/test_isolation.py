@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from z0_memory.config import Context
 from z0_memory.schemas import Candidate, Provenance
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -62,8 +63,8 @@ async def test_store_namespaces_are_those_of_its_user_partition(memory):
     await memory.scope("alpha").facts.put("alpha:stack:backend_framework", "Hono")
     await memory.scope("alpha", "bob").facts.put("alpha:health:diagnosis", "private")
     await memory.scope("beta").facts.put("beta:deploy:region", "Frankfurt")
-    assert memory.context.user_id == ""
+    assert Context.from_env().user_id == ""  # the operator's user (Z0_USER_ID): the shared partition
     assert await memory.operator_store().alist_namespaces() == [("alpha", "stack"), ("beta", "deploy")]
     assert await memory.store(project="alpha").alist_namespaces() == [("alpha", "stack")]
     assert await memory.operator_store().alist_namespaces(prefix=("alpha",)) == [("alpha", "stack")]
-    assert await memory.store().alist_namespaces() == []  # the context's project, acme, holds no facts
+    assert await memory.store("acme").alist_namespaces() == []  # acme holds no facts

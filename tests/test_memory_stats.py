@@ -11,9 +11,9 @@ from z0_memory.stores import schema
 from z0_memory.stores.schema import SEMANTIC_TABLE, STATS_TABLE
 from z0_memory.stores.semantic import NewMemory
 
-from z0_memory.config import Context
 from z0_memory.memory import Z0Memory
 from z0_memory.schemas import Provenance
+from z0_memory.settings import Settings
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -93,14 +93,14 @@ async def test_stats_follow_a_text_edit_and_a_multi_scope_statement(memory):
 
 
 async def test_migration_from_version_3_backfills_the_stats(fresh_database, monkeypatch):  # noqa: F811
-    ctx = Context(project="acme", database_url=fresh_database, embedding_model="hash")
+    ctx = Settings(database_url=fresh_database, embedding_model="hash")
     # a database at version 3, plus the columns today's insert writes (migrations 6 and 7: search context)
     monkeypatch.setattr(schema, "MIGRATIONS", (*schema.MIGRATIONS[:3], *schema.MIGRATIONS[5:7]))
     async with Z0Memory(ctx) as old:
-        acme = old.scope()
+        acme = old.scope("acme")
         ids = await acme.semantic.add_many([NewMemory(t) for t in sentences(9)])
         await acme.semantic.supersede(ids[0])
-        await old.scope(user_id="u1").semantic.add("Erin owns the backup restore drill")
+        await old.scope("acme", user_id="u1").semantic.add("Erin owns the backup restore drill")
         await acme.facts.put("acme:stack:cache", "Redis", Provenance(extractor="test"))
         await acme.facts.put("acme:stack:cache", "Valkey", Provenance(extractor="test"))
         async with old.db.connection() as conn:
@@ -113,7 +113,7 @@ async def test_migration_from_version_3_backfills_the_stats(fresh_database, monk
         assert [v["version"] for v in versions] == list(range(1, schema.SCHEMA_VERSION + 1))
         rows = await assert_stats_exact(upgraded)
         assert [(r["docs"], r["current_docs"]) for r in rows] == [(11, 9), (1, 1)]
-        await upgraded.scope().semantic.add("Dmitri watches the latency dashboard")  # the triggers now run
+        await upgraded.scope("acme").semantic.add("Dmitri watches the latency dashboard")  # the triggers now run
         await assert_stats_exact(upgraded)
         assert await schema.setup(upgraded.db, schema.EmbeddingSpec("hash", 256), checkpointer_setup=False) == []
         await assert_stats_exact(upgraded)

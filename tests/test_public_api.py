@@ -11,7 +11,8 @@ from langchain_core.messages import AIMessage, HumanMessage
 
 import z0_memory
 from z0_memory import Z0Memory
-from z0_memory.errors import InvalidKeyError
+from z0_memory.config import Context
+from z0_memory.errors import ConfigurationError, InvalidKeyError
 
 CONVERSATION = [
     ("user", "For the backend we'll use Hono, not Express"), ("assistant", "Noted."),
@@ -23,7 +24,7 @@ CONVERSATION = [
 
 def test_everything_a_user_needs_is_one_import_away():
     assert set(z0_memory.__all__) >= {
-        "Z0Memory", "Context", "ProjectMemory", "Z0MemoryMiddleware", "build_retrieval_graph", "RetrievalChannels",
+        "Z0Memory", "Settings", "Context", "ProjectMemory", "Z0MemoryMiddleware", "build_retrieval_graph", "RetrievalChannels",
         "extract", "build_extraction_graph", "recall_memory", "search_session"}
     assert set(z0_memory.__all__) == set(z0_memory._EXPORTS)  # every exported name loads, and only those
     for name in z0_memory.__all__:
@@ -46,13 +47,19 @@ def test_import_is_cheap_and_langchain_optional():
 @pytest.mark.asyncio(loop_scope="session")
 async def test_from_url_and_from_env(database_url, monkeypatch):
     async with Z0Memory.from_url(database_url, embedding_model="usem3") as memory:
-        assert memory.context.database_url == database_url and memory.is_open
+        assert memory.settings.database_url == database_url and memory.is_open
         await memory.scope("acme").facts.put("acme:stack:backend_framework", "Hono")
         assert (await memory.scope("acme").get("stack:backend_framework")).value == "Hono"
     monkeypatch.setenv("DATABASE_URL", database_url)
     monkeypatch.setenv("Z0_PROJECT", "from-env")
-    env = Z0Memory.from_env(top_k=3)
-    assert (env.context.database_url, env.context.project, env.context.top_k) == (database_url, "from-env", 3)
+    env = Z0Memory.from_env(rules_max_bytes=3)
+    run = Context.from_env(top_k=3)
+    assert (env.settings.database_url, run.project, run.top_k) == (database_url, "from-env", 3)
+    assert env.settings.rules_max_bytes == 3
+    with pytest.raises(ConfigurationError, match="has no setting 'top_k'"):
+        Z0Memory.from_env(top_k=3)  # a run setting: Context
+    with pytest.raises(ConfigurationError, match="Z0Memory takes Settings"):
+        Z0Memory(Context(project="acme"))  # type: ignore[arg-type]
 
 
 @pytest.mark.asyncio(loop_scope="session")

@@ -31,7 +31,7 @@ async def seed(memory) -> None:
 
 def runtime(memory, ctx: Context) -> ToolRuntime:
     return ToolRuntime(state={}, context=ctx, config={}, stream_writer=lambda _: None, tool_call_id="call-1",
-                       store=memory.store())
+                       store=memory.store("acme"))
 
 
 async def test_model_sees_only_the_query():
@@ -90,7 +90,7 @@ async def test_tool_inside_a_graph_with_tool_node(memory):
     builder.add_edge(START, "agent")
     builder.add_conditional_edges("agent", next_step, ["tools", END])
     builder.add_edge("tools", "agent")
-    g = builder.compile(store=memory.store())
+    g = builder.compile(store=memory.store("acme"))
     out = await g.ainvoke({"messages": [("user", "where do we deploy?")]},
                           context=Context(project="acme", mode="code", judge_model="offline"))
     tool_messages = [m for m in out["messages"] if isinstance(m, ToolMessage)]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fakes import ScriptedChatModel, memory_with, thread
+from fakes import ScriptedChatModel, configured, memory_with, thread
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
 from z0_memory.config import Context
@@ -34,8 +34,14 @@ def outside_blocks(text: str) -> list[str]:
     return [w for w in RECALLED if w in rest]
 
 
-def ctx(rules_root: Path, **kw) -> Context:
-    return Context(project="acme", mode="chat", rules_root=str(rules_root), **kw)
+def ctx(**kw) -> Context:
+    return Context(project="acme", mode="chat", **kw)
+
+
+def compiled(memory, rules_root: Path, **settings):
+    """The chat graph on ``memory`` reading the rules under ``rules_root`` (and other process settings)."""
+    memory = configured(memory, rules_root=str(rules_root), **settings)
+    return builder.compile(store=memory.store("acme"), checkpointer=memory.checkpointer("acme"))
 
 
 @pytest.mark.asyncio(loop_scope="session")
@@ -50,8 +56,8 @@ async def test_recalled_memory_never_leaves_its_block_on_the_next_turn(memory, t
     # turn 1: the offline responder answers (no model, or a model that fails every attempt)
     failing = {"agent": ScriptedChatModel(RuntimeError("HTTP 503 from the provider"))}
     async with memory_with(memory, **(failing if first_turn == "model_failed" else {})) as mem:
-        graph = builder.compile(store=mem.store(), checkpointer=mem.checkpointer())
-        out = await graph.ainvoke({"messages": [HumanMessage(question)]}, cfg, context=ctx(tmp_path, model_retries=0))
+        graph = compiled(mem, tmp_path, model_retries=0)
+        out = await graph.ainvoke({"messages": [HumanMessage(question)]}, cfg, context=ctx())
     answer = message_text(out["messages"][-1])
     assert answer.startswith(OFFLINE_NOTE) and "Hono" in answer  # it did answer from memory...
     assert answer.count(BLOCK_OPEN) == answer.count(BLOCK_CLOSE) >= 1 and BLOCK_HEADER in answer
@@ -63,9 +69,9 @@ async def test_recalled_memory_never_leaves_its_block_on_the_next_turn(memory, t
     agent = ScriptedChatModel("Noted.")
     extractor = ScriptedChatModel(ExtractionResult())
     async with memory_with(memory, agent=agent, extractor=extractor) as mem:
-        graph = builder.compile(store=mem.store(), checkpointer=mem.checkpointer())
+        graph = compiled(mem, tmp_path)
         await graph.ainvoke({"messages": [HumanMessage("thanks, let us move on to the logging setup")]}, cfg,
-                            context=ctx(tmp_path))
+                            context=ctx())
     (call,) = agent.calls
     history = [m for m in call.messages if not isinstance(m, SystemMessage)]
     assert [type(m) for m in history] == [HumanMessage, AIMessage, HumanMessage]  # turn 1 is in the history...

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.store.base import GetOp, PutOp, SearchOp
-from reliability_support import fast_context, fast_database, fast_memory, fast_owner, record  # noqa: F401
+from reliability_support import fast_database, fast_memory, fast_owner, fast_run, record  # noqa: F401
 
 from z0_memory.config import Context
 from z0_memory.errors import ConfigurationError, InvalidInputError, InvalidKeyError, RulesError
@@ -29,6 +29,7 @@ from z0_memory.graphs.chat import builder as chat_builder
 from z0_memory.graphs.code import builder as code_builder
 from z0_memory.graphs.extraction import builder as extraction_builder
 from z0_memory.schemas import Candidate, Provenance
+from z0_memory.settings import Settings
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -69,9 +70,9 @@ def cfg() -> dict:
 @pytest.mark.parametrize("kind", list(MESSAGES))
 async def test_odd_messages_through_every_graph(fast_memory, fast_database, tmp_path, kind):
     text = MESSAGES[kind]
-    store, saver = fast_memory.store(), fast_memory.checkpointer()
-    chat_ctx = fast_context(fast_database, mode="chat", rules_root=str(tmp_path))
-    code_ctx = fast_context(fast_database, mode="code", rules_root=str(tmp_path))
+    mem, chat_ctx = fast_run(fast_memory, mode="chat", rules_root=str(tmp_path))
+    code_ctx = chat_ctx.replace(mode="code")
+    store, saver = mem.store("acme"), mem.checkpointer("acme")
     before = await counts(fast_memory)
     if not text.strip():
         with pytest.raises(ValueError, match="non-empty user message"):
@@ -167,7 +168,7 @@ async def test_unicode_lookalike_projects_are_separate_scopes(fast_memory, looka
 
 async def test_wrong_types_and_nul_bytes_get_clear_errors_and_write_nothing(fast_memory):
     acme = fast_memory.scope("acme")
-    store = fast_memory.store()
+    store = fast_memory.store("acme")
     await acme.facts.put("acme:stack:backend", "Hono")
     before = await counts(fast_memory)
     cases = [
@@ -206,6 +207,9 @@ async def test_wrong_types_and_nul_bytes_get_clear_errors_and_write_nothing(fast
     record("bad_input.types_and_nul", bad_inputs=len(cases) + 1)
 
 
+PROCESS_FIELDS = {"model_retries", "model_timeout_s", "rules_max_bytes", "rules_files"}
+
+
 @pytest.mark.parametrize(("kwargs", "field"), [
     ({"max_rounds": "many"}, "max_rounds"), ({"top_k": "x"}, "top_k"), ({"top_k": True}, "top_k"),
     ({"confidence_threshold": "high"}, "confidence_threshold"), ({"history_tokens": "x"}, "history_tokens"),
@@ -216,16 +220,17 @@ async def test_wrong_types_and_nul_bytes_get_clear_errors_and_write_nothing(fast
 ])
 async def test_context_from_a_json_api_rejects_wrong_types_naming_the_field(kwargs, field):
     """``langgraph dev`` hands the context over as JSON: a wrong type is a ConfigurationError naming the field."""
-    with pytest.raises((ConfigurationError, InvalidKeyError), match=field):
-        Context(**kwargs)
+    with pytest.raises((ConfigurationError, InvalidKeyError), match=field):  # (a process setting: Settings's)
+        (Settings if field in PROCESS_FIELDS else Context)(**kwargs)
     record("bad_input.context", bad_inputs=1)
 
 
 async def test_context_coerces_json_strings_and_lists():
-    ctx = Context(max_rounds="4", top_k="7", confidence_threshold="0.6", rules_files=["AGENTS.md", "Z0.md"])
-    assert (ctx.max_rounds, ctx.top_k, ctx.confidence_threshold, ctx.rules_files) == (4, 7, 0.6,
-                                                                                       ("AGENTS.md", "Z0.md"))
-    assert Context(rules_files="AGENTS.md, Z0.md").rules_files == ("AGENTS.md", "Z0.md")  # not its characters
+    ctx = Context(max_rounds="4", top_k="7", confidence_threshold="0.6")
+    settings = Settings(rules_files=["AGENTS.md", "Z0.md"])
+    assert (ctx.max_rounds, ctx.top_k, ctx.confidence_threshold, settings.rules_files) == (4, 7, 0.6,
+                                                                                            ("AGENTS.md", "Z0.md"))
+    assert Settings(rules_files="AGENTS.md, Z0.md").rules_files == ("AGENTS.md", "Z0.md")  # not its characters
 
 
 @pytest.mark.parametrize("problem", ["huge", "binary", "not_utf8", "missing_root"])
@@ -241,9 +246,9 @@ async def test_unusable_rules_fail_the_turn_naming_the_file_and_write_nothing(fa
         (root / "AGENTS.md").write_bytes("règles".encode("latin-1"))
     else:
         root = tmp_path / "nowhere"
-    ctx = fast_context(fast_database, mode="chat", rules_root=str(root), rules_max_bytes=4096)
+    mem, ctx = fast_run(fast_memory, mode="chat", rules_root=str(root), rules_max_bytes=4096)
     before = await counts(fast_memory)
-    graph = chat_builder.compile(store=fast_memory.store(), checkpointer=fast_memory.checkpointer())
+    graph = chat_builder.compile(store=mem.store("acme"), checkpointer=mem.checkpointer("acme"))
     with pytest.raises(RulesError, match="AGENTS.md" if problem != "missing_root" else "not a folder"):
         await graph.ainvoke({"messages": [HumanMessage("We decided to use Redis for the cache.")]}, cfg(),
                             context=ctx)
@@ -274,7 +279,7 @@ async def thread_rows(memory, thread_id: str) -> dict[str, list[str]]:
 
 async def test_lone_surrogates_are_refused_by_every_write_api_before_anything_is_written(fast_memory):
     acme = fast_memory.scope("acme")
-    store = fast_memory.store()
+    store = fast_memory.store("acme")
     await acme.facts.put("acme:stack:backend", "Hono")
     before = await counts(fast_memory)
     cases = [
@@ -304,9 +309,9 @@ async def test_a_lone_surrogate_in_a_turn_is_refused_before_the_turn_is_checkpoi
     with no reply and no extraction. Now the turn is refused first, and the thread goes on as if it never came.
     ``chat_operator``: the unscoped checkpointer ``langgraph dev`` runs the graphs with."""
     builder = code_builder if graph == "code" else chat_builder
-    ctx = fast_context(fast_database, mode=graph.split("_")[0], rules_root=str(tmp_path))
-    saver = fast_memory.operator_checkpointer() if graph == "chat_operator" else fast_memory.checkpointer()
-    compiled = builder.compile(store=fast_memory.store(), checkpointer=saver)
+    mem, ctx = fast_run(fast_memory, mode=graph.split("_")[0], rules_root=str(tmp_path))
+    saver = mem.operator_checkpointer() if graph == "chat_operator" else mem.checkpointer("acme")
+    compiled = builder.compile(store=mem.store("acme"), checkpointer=saver)
     config = cfg()
     thread_id = config["configurable"]["thread_id"]
     before = await counts(fast_memory)
@@ -334,8 +339,8 @@ async def test_the_extraction_graph_alone_refuses_a_lone_surrogate_and_takes_a_n
     surrogate to the stores, and a failing model extractor's retry queue then raised InvalidTextRepresentation; a
     numeric thread id failed Provenance's validation. Now the node refuses the text first, writes and queues nothing,
     and takes a thread id given as a number as its text."""
-    ctx = fast_context(fast_database)
-    graph = extraction_builder.compile(store=fast_memory.store())
+    ctx = Context(project="acme")
+    graph = extraction_builder.compile(store=fast_memory.store("acme"))
     before = await counts(fast_memory)
     with pytest.raises(InvalidInputError, match=r"lone surrogate"):
         await graph.ainvoke({"messages": [HumanMessage(f"We decided to use Redis {SURROGATE}")]},
@@ -375,8 +380,8 @@ async def test_metadata_too_deep_or_too_large_is_refused_naming_the_limit(fast_m
     after = await counts(fast_memory)
     assert after == {**before, "z0_memories": before["z0_memories"] + 1}
     # a memory at the limits is recalled into a chat turn, and the checkpointed state holding it is accepted
-    ctx = fast_context(fast_database, mode="chat", rules_root=str(tmp_path))
-    graph = chat_builder.compile(store=fast_memory.store(), checkpointer=fast_memory.checkpointer())
+    mem, ctx = fast_run(fast_memory, mode="chat", rules_root=str(tmp_path))
+    graph = chat_builder.compile(store=mem.store("acme"), checkpointer=mem.checkpointer("acme"))
     out = await graph.ainvoke({"messages": [HumanMessage("what was the note at the limits?")]}, cfg(), context=ctx)
     assert any("note at the limits" in h.content for h in out["memories"])
     record("bad_input.metadata", bad_inputs=len(cases), operations=2)
@@ -389,9 +394,9 @@ BAD_THREAD_IDS = ["a\x00b", "a\udcffb", "a\nb", "a\tb", "\x1b[31mred", "a\u2028b
 async def test_bad_thread_ids_are_refused_before_anything_is_stored(fast_memory, fast_database, tmp_path, bad):
     """Before: NUL gave a psycopg DataError from the checkpointer; control characters, line separators, bidi
     overrides were stored; a lone surrogate raised UnicodeEncodeError."""
-    ctx = fast_context(fast_database, mode="chat", rules_root=str(tmp_path))
-    saver = fast_memory.checkpointer()
-    compiled = chat_builder.compile(store=fast_memory.store(), checkpointer=saver)
+    mem, ctx = fast_run(fast_memory, mode="chat", rules_root=str(tmp_path))
+    saver = mem.checkpointer("acme")
+    compiled = chat_builder.compile(store=mem.store("acme"), checkpointer=saver)
     before = await counts(fast_memory)
     config = {"configurable": {"thread_id": bad}}
     with pytest.raises(InvalidInputError, match="thread id"):
@@ -400,7 +405,7 @@ async def test_bad_thread_ids_are_refused_before_anything_is_stored(fast_memory,
     for call in (lambda: saver.aget_tuple(config), lambda: saver.adelete_thread(bad)):
         with pytest.raises(InvalidInputError, match="thread id"):
             await call()
-    operator = chat_builder.compile(store=fast_memory.store(), checkpointer=fast_memory.operator_checkpointer())
+    operator = chat_builder.compile(store=mem.store("acme"), checkpointer=mem.operator_checkpointer())
     with pytest.raises(InvalidInputError, match="thread id"):  # the unscoped saver too (langgraph dev's)
         await operator.ainvoke({"messages": [HumanMessage("We decided to use Redis for the cache.")]}, config,
                                context=ctx)
@@ -409,8 +414,8 @@ async def test_bad_thread_ids_are_refused_before_anything_is_stored(fast_memory,
 
 
 async def test_good_thread_ids_still_work(fast_memory, fast_database, tmp_path):
-    ctx = fast_context(fast_database, mode="chat", rules_root=str(tmp_path))
-    compiled = chat_builder.compile(store=fast_memory.store(), checkpointer=fast_memory.checkpointer())
+    mem, ctx = fast_run(fast_memory, mode="chat", rules_root=str(tmp_path))
+    compiled = chat_builder.compile(store=mem.store("acme"), checkpointer=mem.checkpointer("acme"))
     for thread_id in ("t-1", "会话-7", "user@example.com/2026-12-02 10:00", "🦀 crab", "x" * 512):
         out = await compiled.ainvoke({"messages": [HumanMessage("hello there")]},
                                      {"configurable": {"thread_id": thread_id}}, context=ctx)
@@ -444,7 +449,7 @@ async def test_cli_bad_input_is_one_line_exit_2_and_stores_nothing(fast_memory, 
     thread_id = f"cli-bad-{random.randrange(10**9)}"
     result = run_cli(fast_database, "chat", "--thread", thread_id, stdin=b"We decided to use \xff Redis.\n")
     one_error_line(result, "lone surrogate (U+DCFF")
-    assert await fast_memory.checkpointer().aget_tuple({"configurable": {"thread_id": thread_id}}) is None
+    assert await fast_memory.checkpointer("acme").aget_tuple({"configurable": {"thread_id": thread_id}}) is None
     result = run_cli(fast_database, "chat", stdin=b"We decided to use \xff Redis.\n",
                      PYTHONIOENCODING="utf-8:strict")  # stdin read strictly: the decoder refuses the byte
     one_error_line(result, "not UTF-8 text (byte 0xff")

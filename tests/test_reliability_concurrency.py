@@ -149,7 +149,7 @@ async def test_concurrent_hybrid_searches_never_starve_a_small_pool(fast_memory)
     from z0_memory.memory import Z0Memory
     from z0_memory.stores.semantic import NewMemory
 
-    memory = Z0Memory(fast_memory.context.replace(database_url=fast_memory.db.url))
+    memory = Z0Memory(fast_memory.settings.replace(database_url=fast_memory.db.url))
     memory.db.pool_max_size = 2
     memory.db.connection_timeout = 10.0
     async with memory:

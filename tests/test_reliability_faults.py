@@ -25,10 +25,11 @@ from psycopg_pool import PoolTimeout
 import pytest
 from langchain_core.messages import HumanMessage
 from fakes import ScriptedChatModel, Sleep
-from reliability_support import fast_context, fast_database, fast_memory, fast_owner, record  # noqa: F401
+from reliability_support import fast_run, fast_setup, fast_database, fast_memory, fast_owner, record  # noqa: F401
 
 from z0_memory import llm
 from z0_memory.config import Context
+from z0_memory.settings import Settings
 from z0_memory.errors import DatabaseError
 from z0_memory.graphs.chat import builder as chat_builder
 from z0_memory.memory import Z0Memory
@@ -45,17 +46,17 @@ def thread(name: str) -> dict[str, Any]:
 
 
 async def test_database_restart_mid_thread_reconnects_and_loses_no_checkpoint(tmp_path):
-    ctx = Context(project="acme", data_dir=temporary_data_dir("z0-fault-"), embedding_model="hash",
-                  rules_root=str(tmp_path), mode="chat")
-    memory = Z0Memory(ctx)
+    settings = Settings(data_dir=temporary_data_dir("z0-fault-"), embedding_model="hash", rules_root=str(tmp_path))
+    ctx = Context(project="acme", mode="chat")
+    memory = Z0Memory(settings)
     memory.db.connection_timeout = 3.0  # a turn while the server is down must fail fast, not hang
     async with memory:
-        graph = chat_builder.compile(store=memory.store(), checkpointer=memory.checkpointer())
+        graph = chat_builder.compile(store=memory.store("acme"), checkpointer=memory.checkpointer("acme"))
         cfg = thread("restart")
         await graph.ainvoke({"messages": [HumanMessage("We decided to use Hono for the backend.")]}, cfg,
                             context=ctx)
         before = await graph.aget_state(cfg)
-        facts_before = [(str(f.key), f.value) for f in await memory.scope().facts.list()]
+        facts_before = [(str(f.key), f.value) for f in await memory.scope("acme").facts.list()]
         assert facts_before, "the first turn settled a fact"
 
         server = memory.db.embedded._server
@@ -77,7 +78,7 @@ async def test_database_restart_mid_thread_reconnects_and_loses_no_checkpoint(tm
         history = [s async for s in graph.aget_state_history(cfg)]
         assert any(s.config["configurable"]["checkpoint_id"] == before.config["configurable"]["checkpoint_id"]
                    for s in history)  # the checkpoint taken before the stop is still there
-        assert [(str(f.key), f.value) for f in await memory.scope().facts.list()] == facts_before
+        assert [(str(f.key), f.value) for f in await memory.scope("acme").facts.list()] == facts_before
     record("faults.db_restart", operations=3, faults=2, lost=0)
 
 
@@ -108,23 +109,23 @@ def assert_backoff(starts: list[float], attempts: int, timeout: float) -> None:
 async def test_model_faults_retry_with_backoff_then_degrade_and_the_turn_completes(fast_memory, fast_database,
                                                                                    tmp_path, fault):
     models = {role: flaky(fault) for role in ("agent", "judge", "extractor")}
-    ctx = fast_context(fast_database, mode="chat", max_rounds=1, model_retries=2, model_timeout_s=0.3,
-                       rules_root=str(tmp_path))
-    async with Z0Memory(ctx, chat_models=models) as memory:
-        graph = chat_builder.compile(store=memory.store(), checkpointer=memory.checkpointer())
+    settings, ctx = fast_setup(fast_database, mode="chat", max_rounds=1, model_retries=2, model_timeout_s=0.3,
+                               rules_root=str(tmp_path))
+    async with Z0Memory(settings, chat_models=models) as memory:
+        graph = chat_builder.compile(store=memory.store("acme"), checkpointer=memory.checkpointer("acme"))
         out = await asyncio.wait_for(graph.ainvoke(
             {"messages": [HumanMessage("We decided to use Valkey as the cache because it is open source.")]},
             thread("faults"), context=ctx), 60)
-    attempts = ctx.model_retries + 1
-    assert_backoff(starts(models["judge"]), attempts, ctx.model_timeout_s)
-    assert_backoff(starts(models["extractor"]), attempts, ctx.model_timeout_s)
+    attempts = settings.model_retries + 1
+    assert_backoff(starts(models["judge"]), attempts, settings.model_timeout_s)
+    assert_backoff(starts(models["extractor"]), attempts, settings.model_timeout_s)
     [round_] = out["trace"]
     assert "offline judge decided" in round_.error
     reply = out["messages"][-1].content
     if fault == "malformed":  # plain text is a valid chat answer: the responder's call succeeds at once
         assert len(models["agent"].calls) == 1
     else:
-        assert_backoff(starts(models["agent"]), attempts, ctx.model_timeout_s)
+        assert_backoff(starts(models["agent"]), attempts, settings.model_timeout_s)
         assert reply.startswith(OFFLINE_NOTE) and "The model failed" in reply
     [queued] = out["extraction"]
     assert queued["action"] == "queued_for_retry" and "after 3 attempt(s)" in queued["error"]
@@ -138,7 +139,7 @@ async def test_model_faults_retry_with_backoff_then_degrade_and_the_turn_complet
     answer = ExtractionResult(candidates=[Candidate(kind="decision", key="acme:database:cache", value="Valkey",
                                                     content="The cache is Valkey.", confidence=0.9,
                                                     rationale="it is open source")])
-    async with Z0Memory(ctx, chat_models={"extractor": ScriptedChatModel([answer])}) as memory:
+    async with Z0Memory(settings, chat_models={"extractor": ScriptedChatModel([answer])}) as memory:
         assert await retry_failed_extractions(memory, ctx) == {"retried": 1, "still_failing": 0}
     assert (await pm.facts.get("acme:database:cache")).value == "Valkey"
     async with fast_memory.db.connection() as conn:

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from fakes import ScriptedChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
-from reliability_support import fast_context, fast_database, fast_memory, fast_owner, record  # noqa: F401
+from reliability_support import fast_run, fast_setup, fast_database, fast_memory, fast_owner, record  # noqa: F401
 
 from z0_memory.graphs.chat import builder as chat_builder
 from z0_memory.memory import Z0Memory
@@ -64,8 +64,8 @@ def rules_root(tmp_path: Path) -> Path:
 async def test_injection_corpus_is_stored_as_inert_data_and_never_edits_the_rules(fast_memory, fast_database,
                                                                                   rules_root):
     before = digest(rules_root)
-    ctx = fast_context(fast_database, mode="chat", rules_root=str(rules_root))
-    graph = chat_builder.compile(store=fast_memory.store(), checkpointer=fast_memory.checkpointer())
+    mem, ctx = fast_run(fast_memory, mode="chat", rules_root=str(rules_root))
+    graph = chat_builder.compile(store=mem.store("acme"), checkpointer=mem.checkpointer("acme"))
     cfg = {"configurable": {"thread_id": f"poison-{os.urandom(6).hex()}"}}
     rules_state = None
     for text in CORPUS:
@@ -101,9 +101,9 @@ async def test_recorded_prompt_keeps_injections_inside_the_block_after_the_data_
     for i, text in enumerate(CORPUS):
         await pm.semantic.add(f"{text} (cache note {i})", category="notes")
     agent = ScriptedChatModel("Noted.")
-    ctx = fast_context(fast_database, mode="chat", rules_root=str(rules_root), top_k=20)
-    async with Z0Memory(ctx, chat_models={"agent": agent}) as memory:
-        graph = chat_builder.compile(store=memory.store(), checkpointer=memory.checkpointer())
+    settings, ctx = fast_setup(fast_database, mode="chat", rules_root=str(rules_root), top_k=20)
+    async with Z0Memory(settings, chat_models={"agent": agent}) as memory:
+        graph = chat_builder.compile(store=memory.store("acme"), checkpointer=memory.checkpointer("acme"))
         await graph.ainvoke({"messages": [HumanMessage("what did we decide about the cache note?")]},
                             {"configurable": {"thread_id": f"poison-{os.urandom(6).hex()}"}}, context=ctx)
     [call] = agent.calls

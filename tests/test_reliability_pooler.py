@@ -19,6 +19,7 @@ from z0_memory.memory import Z0Memory
 from z0_memory.schemas import Provenance
 from z0_memory.stores.database import uses_transaction_pooler
 from z0_memory.stores.scope import Scope
+from z0_memory.settings import Settings
 from z0_memory.stores.semantic import NewMemory
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -40,7 +41,7 @@ QUESTIONS = ["where do we deploy the API?", "who owns the frontend?", "why did w
 @pytest_asyncio.fixture(loop_scope="session")
 async def pooled(memory: Z0Memory, pgbouncer_url: str) -> AsyncIterator[Z0Memory]:  # noqa: F811
     """A second owner of the same database, through PgBouncer (the direct one set it up)."""
-    ctx = memory.context.replace(database_url=pgbouncer_url, database_pooler="transaction")
+    ctx = memory.settings.replace(database_url=pgbouncer_url, database_pooler="transaction")
     async with Z0Memory(ctx, embeddings=memory.providers.embeddings,
                         embedding_name=memory.providers.embedding_name) as through_pooler:
         yield through_pooler
@@ -118,8 +119,7 @@ async def test_set_up_behind_the_pooler_asks_for_a_direct_connection(database_ur
     try:
         url = pgbouncer_url.rsplit("/", 1)[0] + "/" + name
         with pytest.raises(ConfigurationError, match="direct connection"):
-            async with Z0Memory(Context(project="acme", database_url=url, database_pooler="transaction",
-                                        embedding_model="hash")):
+            async with Z0Memory(Settings(database_url=url, database_pooler="transaction", embedding_model="hash")):
                 pass
     finally:
         with psycopg.connect(database_url, autocommit=True) as conn:
@@ -132,4 +132,4 @@ async def test_the_pooler_setting():
     assert uses_transaction_pooler("postgresql://u@h:5432/db", "transaction")
     assert not uses_transaction_pooler("postgresql://u@h:6543/db", "none")
     with pytest.raises(ConfigurationError, match="database_pooler"):
-        Context(database_pooler="session")
+        Settings(database_pooler="session")

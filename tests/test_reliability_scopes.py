@@ -22,6 +22,7 @@ from langchain_core.messages import HumanMessage
 from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.store.base import GetOp, PutOp, SearchOp
 
+from fakes import configured
 from reliability_support import record
 
 from z0_memory.config import Context
@@ -38,12 +39,12 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 OPEN_AND_WRITE = textwrap.dedent("""
     import asyncio, sys
-    from z0_memory.config import Context
     from z0_memory.memory import Z0Memory
+    from z0_memory.settings import Settings
 
     async def main():
-        async with Z0Memory(Context(project=sys.argv[2], database_url=sys.argv[1], embedding_model="hash")) as m:
-            await m.scope().facts.put(f"{sys.argv[2]}:stack:db", "Postgres")
+        async with Z0Memory(Settings(database_url=sys.argv[1], embedding_model="hash")) as m:
+            await m.scope(sys.argv[2]).facts.put(f"{sys.argv[2]}:stack:db", "Postgres")
         print("ok")
 
     asyncio.run(main())
@@ -102,10 +103,10 @@ async def test_a_scope_cannot_squat_another_scopes_row_ids(memory):
 
 async def test_one_thread_id_under_two_projects_is_two_threads(memory, tmp_path):
     cfg = {"configurable": {"thread_id": "shared-1"}}
+    view = configured(memory, rules_root=str(tmp_path))  # the rules are the process's settings
     for project, text in (("beta", "Beta's secret plan is to use Elixir"), ("acme", "hello")):
-        graph = chat_builder.compile(store=memory.store(project), checkpointer=memory.checkpointer(project))
-        out = await graph.ainvoke({"messages": [HumanMessage(text)]}, cfg,
-                                  context=Context(project=project, rules_root=str(tmp_path)))
+        graph = chat_builder.compile(store=view.store(project), checkpointer=view.checkpointer(project))
+        out = await graph.ainvoke({"messages": [HumanMessage(text)]}, cfg, context=Context(project=project))
     assert [m.content for m in out["messages"] if isinstance(m, HumanMessage)] == ["hello"]
     acme_state = await memory.checkpointer("acme").aget_tuple(cfg)
     beta_state = await memory.checkpointer("beta").aget_tuple(cfg)

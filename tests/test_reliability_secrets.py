@@ -21,7 +21,7 @@ import os
 import pytest
 from fakes import ScriptedChatModel
 from langchain_core.messages import HumanMessage
-from reliability_support import fast_context, fast_database, fast_memory, fast_owner, record  # noqa: F401
+from reliability_support import fast_run, fast_setup, fast_database, fast_memory, fast_owner, record  # noqa: F401
 
 from z0_memory.graphs.chat import builder as chat_builder
 from z0_memory.graphs.extraction import builder as extraction_builder
@@ -69,8 +69,8 @@ def leaks(dumped: str) -> list[str]:
 
 
 async def test_secrets_in_turns_never_reach_any_stored_column(fast_memory, fast_database, tmp_path):
-    ctx = fast_context(fast_database, mode="chat", rules_root=str(tmp_path))
-    graph = chat_builder.compile(store=fast_memory.store(), checkpointer=fast_memory.checkpointer())
+    mem, ctx = fast_run(fast_memory, mode="chat", rules_root=str(tmp_path))
+    graph = chat_builder.compile(store=mem.store("acme"), checkpointer=mem.checkpointer("acme"))
     cfg = {"configurable": {"thread_id": f"secrets-{os.urandom(6).hex()}"}}
     for turn in TURNS:  # the offline extractor
         await graph.ainvoke({"messages": [HumanMessage(turn)]}, cfg, context=ctx)
@@ -88,9 +88,9 @@ async def test_secrets_in_turns_never_reach_any_stored_column(fast_memory, fast_
     ])
     failing = ScriptedChatModel([RuntimeError(f"HTTP 401: invalid key {SECRETS['openai']}")])
     for extractor, queued in ((ScriptedChatModel([copying]), False), (failing, True)):
-        mctx = fast_context(fast_database, mode="chat", rules_root=str(tmp_path), model_retries=0)
-        async with Z0Memory(mctx, chat_models={"extractor": extractor}) as memory:
-            out = await extraction_builder.compile(store=memory.store()).ainvoke(
+        msettings, mctx = fast_setup(fast_database, mode="chat", rules_root=str(tmp_path), model_retries=0)
+        async with Z0Memory(msettings, chat_models={"extractor": extractor}) as memory:
+            out = await extraction_builder.compile(store=memory.store("acme")).ainvoke(
                 {"messages": [HumanMessage(" ".join(TURNS))]}, context=mctx)
         assert any(o["action"] == "queued_for_retry" for o in out["extraction"]) == queued
 
@@ -179,9 +179,9 @@ def copying_extractor(call) -> ExtractionResult:
 async def test_extractor_prompt_holds_none_of_the_missed_shapes(fast_memory, fast_database, tmp_path):
     """Failing before: the turn shown to an LLM extractor held every shape the old patterns missed."""
     extractor = ScriptedChatModel([ExtractionResult()])
-    mctx = fast_context(fast_database, mode="chat", rules_root=str(tmp_path))
-    async with Z0Memory(mctx, chat_models={"extractor": extractor}) as memory:
-        graph = extraction_builder.compile(store=memory.store())
+    msettings, mctx = fast_setup(fast_database, mode="chat", rules_root=str(tmp_path))
+    async with Z0Memory(msettings, chat_models={"extractor": extractor}) as memory:
+        graph = extraction_builder.compile(store=memory.store("acme"))
         for turn in MISSED_TURNS:
             await graph.ainvoke({"messages": [HumanMessage(turn)]}, context=mctx)
     assert len(extractor.calls) == len(MISSED_TURNS)
@@ -201,9 +201,9 @@ async def test_a_token_in_a_candidate_key_is_scrubbed(fast_memory, fast_database
         Candidate(kind="decision", key="acme:tooling:registry", value=f"npm with {MISSED['npm']}", confidence=0.95,
                   content="We publish to npm"),
     ])])
-    mctx = fast_context(fast_database, mode="chat", rules_root=str(tmp_path))
-    async with Z0Memory(mctx, chat_models={"extractor": extractor}) as memory:
-        out = await extraction_builder.compile(store=memory.store()).ainvoke(
+    msettings, mctx = fast_setup(fast_database, mode="chat", rules_root=str(tmp_path))
+    async with Z0Memory(msettings, chat_models={"extractor": extractor}) as memory:
+        out = await extraction_builder.compile(store=memory.store("acme")).ainvoke(
             {"messages": [HumanMessage("We use GitHub Actions for CI and publish to npm.")]}, context=mctx)
         facts = await memory.scope("acme").facts.list()
     dumped = await dump_all_tables(fast_memory)
@@ -232,12 +232,12 @@ async def test_a_chat_turn_with_secrets_reaches_no_model_no_embedding_and_no_tab
     judge = ScriptedChatModel([{"sufficient": True, "reason": "enough"}], log=log)
     extractor = ScriptedChatModel([copying_extractor], log=log)
     embeddings = RecordingEmbeddings()
-    ctx = fast_context(fast_database, mode="chat", rules_root=str(tmp_path))
+    settings, ctx = fast_setup(fast_database, mode="chat", rules_root=str(tmp_path))
     turns = [*MISSED_TURNS, *TURNS]
-    async with Z0Memory(ctx, chat_models={"agent": agent, "judge": judge, "extractor": extractor},
+    async with Z0Memory(settings, chat_models={"agent": agent, "judge": judge, "extractor": extractor},
                         embeddings=embeddings, embedding_name="hash") as memory:
         await memory.scope("acme").facts.put("acme:stack:ci", "GitHub Actions")  # something for the judge to judge
-        graph = chat_builder.compile(store=memory.store(), checkpointer=memory.checkpointer())
+        graph = chat_builder.compile(store=memory.store("acme"), checkpointer=memory.checkpointer("acme"))
         cfg = {"configurable": {"thread_id": f"secrets-{os.urandom(6).hex()}"}}
         for turn in turns:
             await graph.ainvoke({"messages": [HumanMessage(turn)]}, cfg, context=ctx)
@@ -260,8 +260,8 @@ async def test_a_chat_turn_with_secrets_reaches_no_model_no_embedding_and_no_tab
 
 async def test_the_offline_extractor_drops_the_secret_statement_but_keeps_the_rest(fast_memory, fast_database,
                                                                                    tmp_path):
-    ctx = fast_context(fast_database, mode="chat", rules_root=str(tmp_path))
-    graph = extraction_builder.compile(store=fast_memory.store())
+    mem, ctx = fast_run(fast_memory, mode="chat", rules_root=str(tmp_path))
+    graph = extraction_builder.compile(store=mem.store("acme"))
     out = await graph.ainvoke({"messages": [HumanMessage(
         f"We decided to use GitHub Actions for CI, and the deploy token is {SECRETS['github']}. "
         f"我们决定用 Redis 做缓存，密码是{MISSED['json_password'].replace(' ', '')}。")]}, context=ctx)
@@ -273,9 +273,9 @@ async def test_the_offline_extractor_drops_the_secret_statement_but_keeps_the_re
 
 async def test_checkpoints_are_redacted_by_default(fast_memory, fast_database, tmp_path):
     """Failing before: the session layer kept every raw message, and the README said no secret was stored."""
-    ctx = fast_context(fast_database, mode="chat", rules_root=str(tmp_path))
-    assert ctx.redact_checkpoints is True
-    graph = chat_builder.compile(store=fast_memory.store(), checkpointer=fast_memory.checkpointer())
+    mem, ctx = fast_run(fast_memory, mode="chat", rules_root=str(tmp_path))
+    assert mem.settings.redact_checkpoints is True
+    graph = chat_builder.compile(store=mem.store("acme"), checkpointer=mem.checkpointer("acme"))
     cfg = {"configurable": {"thread_id": f"secrets-{os.urandom(6).hex()}"}}
     await graph.ainvoke({"messages": [HumanMessage(TURNS[5])]}, cfg, context=ctx)
     await graph.ainvoke({"messages": [HumanMessage(MISSED_TURNS[0])]}, cfg, context=ctx)
@@ -288,8 +288,8 @@ async def test_checkpoints_are_redacted_by_default(fast_memory, fast_database, t
 
 async def test_the_operator_checkpointer_redacts_too(fast_memory, fast_database, tmp_path):
     """``langgraph dev`` gets the unscoped checkpointer (``operator_checkpointer``): the same redaction."""
-    ctx = fast_context(fast_database, mode="chat", rules_root=str(tmp_path))
-    graph = chat_builder.compile(store=fast_memory.store(), checkpointer=fast_memory.operator_checkpointer())
+    mem, ctx = fast_run(fast_memory, mode="chat", rules_root=str(tmp_path))
+    graph = chat_builder.compile(store=mem.store("acme"), checkpointer=mem.operator_checkpointer())
     cfg = {"configurable": {"thread_id": f"secrets-op-{os.urandom(6).hex()}"}}
     await graph.ainvoke({"messages": [HumanMessage(MISSED_TURNS[6])]}, cfg, context=ctx)
     state = await graph.aget_state(cfg)
@@ -299,15 +299,15 @@ async def test_the_operator_checkpointer_redacts_too(fast_memory, fast_database,
 
 async def test_redact_checkpoints_off_keeps_the_users_own_thread_as_said(fast_database, tmp_path):
     """The documented opt-out: the session layer is the user's own thread, kept verbatim; long-term memory is not."""
-    ctx = fast_context(fast_database, mode="chat", rules_root=str(tmp_path), redact_checkpoints=False)
-    async with Z0Memory(ctx) as memory:
-        graph = chat_builder.compile(store=memory.store(), checkpointer=memory.checkpointer())
+    settings, ctx = fast_setup(fast_database, mode="chat", rules_root=str(tmp_path), redact_checkpoints=False)
+    async with Z0Memory(settings) as memory:
+        graph = chat_builder.compile(store=memory.store("acme"), checkpointer=memory.checkpointer("acme"))
         cfg = {"configurable": {"thread_id": f"secrets-{os.urandom(6).hex()}"}}
         await graph.ainvoke({"messages": [HumanMessage(TURNS[5])]}, cfg, context=ctx)
         state = await graph.aget_state(cfg)
         assert SECRETS["password"] in state.values["messages"][0].content  # the thread, as the user said it
         assert leaks(await dump_everything(memory)) == []  # long-term memory: redacted
-        await memory.checkpointer().adelete_thread(cfg["configurable"]["thread_id"])
+        await memory.checkpointer("acme").adelete_thread(cfg["configurable"]["thread_id"])
 
 
 async def test_secret_shapes_found_and_missed():

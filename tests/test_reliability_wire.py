@@ -34,10 +34,11 @@ import psycopg
 import pytest
 from langchain_core.messages import HumanMessage
 from openai_wire_server import Fault, WireServer, wire  # noqa: F401 - fixture
-from reliability_support import fast_context, fast_database, fast_memory, fast_owner, record, scratch_url  # noqa: F401
+from reliability_support import fast_run, fast_setup, fast_database, fast_memory, fast_owner, record, scratch_url  # noqa: F401
 
 from z0_memory import llm
 from z0_memory.config import Context
+from z0_memory.settings import Settings
 from z0_memory.graphs.chat import builder as chat_builder
 from z0_memory.llm import ModelCallError
 from z0_memory.memory import Z0Memory
@@ -74,9 +75,11 @@ def thread() -> dict[str, Any]:
     return {"configurable": {"thread_id": f"wire-{uuid.uuid4().hex}"}}
 
 
-def wire_context(server: WireServer, spec: str, method: str, database_url: str, tmp_path: Path, **kw: Any) -> Context:
+def wire_context(server: WireServer, spec: str, method: str, database_url: str, tmp_path: Path,
+                 **kw: Any) -> tuple[Settings, Context]:
+    """The process's Settings (every model on ``spec`` at the wire server) and the run's Context."""
     key = {"openai_api_key": "sk-wire-test"} if spec.startswith("openai/") else {}
-    return fast_context(database_url, agent_model=spec, judge_model=spec, extractor_model=spec,
+    return fast_setup(database_url, agent_model=spec, judge_model=spec, extractor_model=spec,
                         openai_base_url=server.base_url, structured_output_method=method, mode="chat", max_rounds=1,
                         model_retries=RETRIES, rules_root=str(tmp_path), **{"model_timeout_s": TIMEOUT_S, **key, **kw})
 
@@ -115,9 +118,9 @@ async def test_a_wire_fault_degrades_the_turn_then_the_next_turn_and_the_retry_w
     wire.script("ExtractionResult", FAULTS[fault])
     wire.script("chat", FAULTS[fault] if fault in TRANSPORT else GOOD_REPLY)
     timeout = FAULT_TIMEOUT_S if fault == "timeout" else TIMEOUT_S
-    ctx = wire_context(wire, spec, method, fast_database, tmp_path, model_timeout_s=timeout)
-    async with Z0Memory(ctx) as memory:
-        graph = chat_builder.compile(store=memory.store(), checkpointer=memory.checkpointer())
+    settings, ctx = wire_context(wire, spec, method, fast_database, tmp_path, model_timeout_s=timeout)
+    async with Z0Memory(settings) as memory:
+        graph = chat_builder.compile(store=memory.store("acme"), checkpointer=memory.checkpointer("acme"))
         cfg = thread()
         out = await run_turn(graph, USER_TURN, cfg, ctx, streamed=streamed)
 
@@ -182,9 +185,9 @@ async def test_what_retrying_cannot_fix_fails_at_once(wire, fast_memory, fast_da
     retried: one request, then the fallback, fast."""
     for kind in ("Verdict", "ExtractionResult", "chat"):
         wire.script(kind, fault)
-    ctx = wire_context(wire, "openai/gpt-4o-mini", "json_schema", fast_database, tmp_path)
-    async with Z0Memory(ctx) as memory:
-        graph = chat_builder.compile(store=memory.store(), checkpointer=memory.checkpointer())
+    settings, ctx = wire_context(wire, "openai/gpt-4o-mini", "json_schema", fast_database, tmp_path)
+    async with Z0Memory(settings) as memory:
+        graph = chat_builder.compile(store=memory.store("acme"), checkpointer=memory.checkpointer("acme"))
         t0 = time.monotonic()
         out = await run_turn(graph, USER_TURN, thread(), ctx, streamed=False)
         elapsed = time.monotonic() - t0
@@ -201,8 +204,8 @@ async def test_what_retrying_cannot_fix_fails_at_once(wire, fast_memory, fast_da
 
 async def test_retry_after_is_honoured_within_the_budget(wire, monkeypatch):
     """Unit view of the policy: a 429's Retry-After is waited for while the call's total wait stays in budget."""
-    ctx = Context(project="acme", judge_model="compatible/m", openai_base_url=wire.base_url, model_retries=3,
-                  model_timeout_s=5.0, embedding_model="hash")
+    ctx = Settings(judge_model="compatible/m", openai_base_url=wire.base_url, model_retries=3,
+                   model_timeout_s=5.0, embedding_model="hash")
     wire.script("Verdict", Fault("http_429", retry_after=1), Fault("http_429", retry_after=2), VERDICT_OK)
     from z0_memory.providers import Providers
     from z0_memory.schemas import Verdict
@@ -227,9 +230,9 @@ async def test_the_cli_retries_a_turn_queued_by_a_wire_fault(wire, fast_memory, 
     wire.script("Verdict", Fault("http_500"))
     wire.script("ExtractionResult", Fault("http_500"))
     wire.script("chat", GOOD_REPLY)
-    ctx = wire_context(wire, "compatible/qwen2.5-7b", "json_schema", fast_database, tmp_path)
-    async with Z0Memory(ctx) as memory:
-        graph = chat_builder.compile(store=memory.store(), checkpointer=memory.checkpointer())
+    settings, ctx = wire_context(wire, "compatible/qwen2.5-7b", "json_schema", fast_database, tmp_path)
+    async with Z0Memory(settings) as memory:
+        graph = chat_builder.compile(store=memory.store("acme"), checkpointer=memory.checkpointer("acme"))
         out = await run_turn(graph, USER_TURN, thread(), ctx, streamed=False)
         assert out["extraction"][0]["action"] == "queued_for_retry"
     wire.reset()
@@ -257,12 +260,12 @@ async def test_a_failing_embeddings_endpoint_loses_no_write(wire, database_url, 
         conn.execute(f"CREATE DATABASE {name}")
     try:
         wire.embedding_dims = 48
-        ctx = Context(project="acme", database_url=scratch_url(database_url, name), embedding_model="compatible/e5",
-                      openai_base_url=wire.base_url, agent_model="offline", judge_model="offline",
-                      extractor_model="offline", mode="chat", max_rounds=1, model_retries=1, model_timeout_s=2.5,
-                      rules_root=str(tmp_path))
+        settings = Settings(database_url=scratch_url(database_url, name), embedding_model="compatible/e5",
+                            openai_base_url=wire.base_url, agent_model="offline", judge_model="offline",
+                            extractor_model="offline", model_retries=1, model_timeout_s=2.5, rules_root=str(tmp_path))
+        ctx = Context(project="acme", mode="chat", max_rounds=1)
         wire.script("embeddings", "vectors", fault)  # the dimension probe at open works, then every call fails
-        async with Z0Memory(ctx) as memory:
+        async with Z0Memory(settings) as memory:
             pm = memory.scope("acme")
             # an API write: refused with a typed error before anything is stored
             with pytest.raises(ModelCallError, match=r"embeddings \(compatible/e5\)"):
@@ -270,7 +273,7 @@ async def test_a_failing_embeddings_endpoint_loses_no_write(wire, database_url, 
             assert await pm.facts.list() == [] and await pm.semantic.count() == 0
 
             # a chat turn: keyword search for the round, the extraction queued, a reply all the same
-            graph = chat_builder.compile(store=memory.store(), checkpointer=memory.checkpointer())
+            graph = chat_builder.compile(store=memory.store("acme"), checkpointer=memory.checkpointer("acme"))
             out = await run_turn(graph, USER_TURN, thread(), ctx, streamed=False)
             assert "ran as a keyword search" in out["trace"][0].error
             assert out["messages"][-1].content.startswith(OFFLINE_NOTE)
@@ -317,8 +320,8 @@ async def test_retry_after_headers_are_read_as_servers_send_them():
 async def test_the_sync_embeddings_api_raises_the_same_typed_error(wire):
     from z0_memory.providers import build_embeddings
 
-    ctx = Context(project="acme", embedding_model="compatible/e5", openai_base_url=wire.base_url)
-    embeddings, _ = build_embeddings("compatible/e5", ctx)
+    settings = Settings(embedding_model="compatible/e5", openai_base_url=wire.base_url)
+    embeddings, _ = build_embeddings("compatible/e5", settings)
     assert len(await asyncio.to_thread(embeddings.embed_query, "works")) == wire.embedding_dims
     wire.script("embeddings", "vectors", Fault("http_500"))
     with pytest.raises(ModelCallError, match="HTTP|InternalServerError|500"):
@@ -347,11 +350,11 @@ async def test_a_dead_embeddings_endpoint_at_open_is_one_clear_error(wire, datab
         conn.execute(f"CREATE DATABASE {name}")
     try:
         wire.script("embeddings", Fault("http_500"))
-        ctx = Context(project="acme", database_url=scratch_url(database_url, name), embedding_model="compatible/e5",
-                      openai_base_url=wire.base_url, agent_model="offline", judge_model="offline",
-                      extractor_model="offline", model_retries=1, model_timeout_s=2.0)
+        settings = Settings(database_url=scratch_url(database_url, name), embedding_model="compatible/e5",
+                            openai_base_url=wire.base_url, agent_model="offline", judge_model="offline",
+                            extractor_model="offline", model_retries=1, model_timeout_s=2.0)
         with pytest.raises(ModelCallError, match=r"embeddings \(compatible/e5\) failed: HTTP 500 .* after 2 attempt"):
-            async with Z0Memory(ctx):
+            async with Z0Memory(settings):
                 pass
         assert len(wire.of("embeddings")) == 2
     finally:

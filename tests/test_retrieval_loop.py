@@ -10,7 +10,7 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.graph import END, START, StateGraph
 from typing_extensions import TypedDict
 
-from fakes import ScriptedChatModel, Sleep, swapped_model
+from fakes import ScriptedChatModel, Sleep, configured, swapped_model
 from z0_memory.config import Context
 from z0_memory.graphs.retrieval import builder, graph as module_graph
 from z0_memory.offline.judge import norm_query
@@ -48,12 +48,15 @@ async def seed(memory, project: str = "acme"):
 
 
 async def run(memory, question: str, ctx: Context | None = None, **inputs: Any) -> dict[str, Any]:
-    g = builder.compile(store=memory.store())
+    g = builder.compile(store=configured(memory, **FAST).store("acme"))
     return await g.ainvoke({"question": question, **inputs}, context=ctx or Context(project="acme"))
 
 
+FAST = {"model_timeout_s": 0.2, "model_retries": 1}  # process settings: ``run`` compiles on a memory with them
+
+
 def fast(**kw: Any) -> Context:
-    return Context(project="acme", judge_model="offline", model_timeout_s=0.2, model_retries=1, **kw)
+    return Context(project="acme", judge_model="offline", **kw)
 
 
 # --- scripted judge: rounds, rewrite, strategy switch, accumulation ----------------------------------------------
@@ -131,7 +134,7 @@ async def test_max_rounds_default_by_mode(memory, mode, expected):
     judge = ScriptedChatModel(script=[insufficient()])
     with judged_by(memory, judge):
         out = await run(memory, "what is the meaning of life?",
-                        Context(project="acme", mode=mode, model_timeout_s=0.2, model_retries=1))
+                        Context(project="acme", mode=mode))
     assert len(out["trace"]) == expected and out["stop_reason"] == "max_rounds"
 
 
@@ -244,7 +247,7 @@ async def test_retrieval_graph_as_a_subgraph(memory):
     parent.add_edge(START, "recall")
     parent.add_edge("recall", "answer")
     parent.add_edge("answer", END)
-    g = parent.compile(store=memory.store())
+    g = parent.compile(store=configured(memory, **FAST).store("acme"))
     out = await g.ainvoke({"question": "where is the API deployed?"}, context=fast())
     assert "Fly.io" in out["answer"]
     assert out["memories"][0].id == ids[1]
@@ -252,7 +255,7 @@ async def test_retrieval_graph_as_a_subgraph(memory):
 
 async def test_module_graph_runs_with_a_store(memory):
     _, ids = await seed(memory)
-    g = module_graph.builder.compile(store=memory.store())
+    g = module_graph.builder.compile(store=configured(memory, **FAST).store("acme"))
     out = await g.ainvoke({"question": "where is the API deployed?"}, context=fast())
     assert out["memories"][0].id == ids[1]
     with pytest.raises(Exception, match="store=memory.store"):

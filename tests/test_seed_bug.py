@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage
-from fakes import Call, ScriptedChatModel, memory_with, thread, tool_call
+from fakes import Call, ScriptedChatModel, configured, memory_with, thread, tool_call
 
 from z0_memory.config import Context
 from z0_memory.graphs.chat import builder as chat_builder
@@ -54,8 +54,9 @@ def compiled(memory, mode: str, project: str = "acme"):
 
 async def run_sessions(memory, mode: str, rules_root: Path) -> tuple[str, str]:
     """Session 1 (thread A, project acme), then session 2 in a new thread of acme and one of project other."""
+    memory = configured(memory, rules_root=str(rules_root))  # the rules are the process's settings
     graph = compiled(memory, mode)
-    acme = Context(project="acme", mode=mode, rules_root=str(rules_root))
+    acme = Context(project="acme", mode=mode)
     cfg_a = thread()
     for text in SESSION_1:
         await graph.ainvoke({"messages": [HumanMessage(text)]}, cfg_a, context=acme)

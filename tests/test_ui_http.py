@@ -16,7 +16,10 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 from typer.testing import CliRunner
 
+from fakes import configured
+
 from z0_memory.cli import app as cli_app
+from z0_memory.config import Context
 from z0_memory.errors import ConfigurationError
 from z0_memory.graphs.extraction import build_extraction_graph
 from z0_memory.schemas import Candidate, Provenance
@@ -40,7 +43,7 @@ async def web(memory, tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
     (rules / ".z0" / "rules").mkdir(parents=True)
     (rules / "AGENTS.md").write_text("Prefer small pull requests.\n")
     (rules / ".z0" / "rules" / "style.md").write_text("Use tabs.\n")
-    app = create_app(memory, context=memory.context.replace(project="acme", rules_root=str(rules)), projects=["acme"])
+    app = create_app(configured(memory, rules_root=str(rules)), context=Context(project="acme"), projects=["acme"])
     async with client(app) as c:
         yield c
 
@@ -66,7 +69,7 @@ async def switch(pm) -> None:
 async def extract(memory, text: str, thread: str = "ui-thread") -> list[dict]:
     graph = build_extraction_graph().compile(store=memory.store("acme"))
     out = await graph.ainvoke({"messages": [("user", text)]}, {"configurable": {"thread_id": thread}},
-                              context=memory.context.replace(project="acme"))
+                              context=Context(project="acme"))
     return out["extraction"]
 
 

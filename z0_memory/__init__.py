@@ -2,7 +2,7 @@
 
 Everything a user needs is importable from here::
 
-    from z0_memory import Context, Z0Memory, Z0MemoryMiddleware
+    from z0_memory import Context, Settings, Z0Memory, Z0MemoryMiddleware
 
     async with Z0Memory.from_env() as memory:
         acme = memory.scope("acme")
@@ -10,7 +10,9 @@ Everything a user needs is importable from here::
         found = await acme.search("which web framework do we use?")
 
 * ``Z0Memory`` (``from_url`` / ``from_env``), ``ProjectMemory`` (``memory.scope(project)``: ``add``, ``search``,
-  ``get``, ``forget``, and the stores), ``Context`` (every option, per run);
+  ``get``, ``forget``, and the stores), ``Settings`` (the process's: database, keys, models, rules,
+  timeouts),
+  ``Context`` (a run's: project, user, mode, rounds, thresholds, model names);
 * ``Z0MemoryMiddleware`` for ``langchain.agents.create_agent`` (needs ``langchain>=1``: the ``agents`` extra);
 * ``retrieval_subgraph(State)`` (the retrieval loop as a checked subgraph node; ``RetrievalChannels`` is the state
   mixin its parent inherits), ``build_retrieval_graph``, ``extract`` (the post-turn extraction node), ``build_extraction_graph``;
@@ -30,6 +32,7 @@ _EXPORTS = {
     "SearchResult": "z0_memory.memory",
     "Added": "z0_memory.memory",
     "Context": "z0_memory.config",
+    "Settings": "z0_memory.settings",
     "Z0MemoryMiddleware": "z0_memory.middleware",
     "build_retrieval_graph": "z0_memory.graphs.retrieval",
     "retrieval_subgraph": "z0_memory.graphs.retrieval",
@@ -49,6 +52,7 @@ __all__ = [
     "ProjectMemory",
     "RetrievalChannels",
     "SearchResult",
+    "Settings",
     "Z0Error",
     "Z0Memory",
     "Z0MemoryMiddleware",
@@ -69,6 +73,7 @@ if TYPE_CHECKING:
     from z0_memory.middleware import Z0MemoryMiddleware
     from z0_memory.nodes.extraction import extract
     from z0_memory.session_tools import search_session
+    from z0_memory.settings import Settings
     from z0_memory.state import RetrievalChannels
     from z0_memory.tools import recall_memory
 

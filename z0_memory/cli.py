@@ -24,6 +24,7 @@ from rich.text import Text
 from z0_memory.config import Context
 from z0_memory.errors import InvalidInputError, Z0Error
 from z0_memory.memory import Z0Memory
+from z0_memory.settings import Settings
 from z0_memory.schemas import Provenance
 from z0_memory.validation import check_thread_id
 
@@ -39,21 +40,41 @@ err = Console(stderr=True)
 CLI_DEFAULT_PROJECT = "default"
 
 
-class Settings:
-    """Global options, turned into a Context per command."""
+RUN_OPTIONS = ("project", "user_id")  # the global options that are a run's (Context); the others are the process's
+
+
+class CliOptions:
+    """The global options: the process's turned into Settings, the run's into a Context (each then Z0_*)."""
 
     def __init__(self, **options: Any) -> None:
         self.options = {k: v for k, v in options.items() if v is not None}
 
+    def settings(self, **overrides: Any) -> Settings:
+        options = {k: v for k, v in {**self.options, **overrides}.items() if k not in RUN_OPTIONS}
+        return Settings.from_env(**options)
+
     def context(self, **overrides: Any) -> Context:
-        options = {**self.options, **overrides}
+        options = {**{k: v for k, v in self.options.items() if k in RUN_OPTIONS}, **overrides}
         if options.get("project") is None and not os.environ.get("Z0_PROJECT"):
             options["project"] = CLI_DEFAULT_PROJECT  # the CLI's explicit default (graphs and the API have none)
-        return Context(**options)
+        return Context.from_env(**options)
+
+    def memory(self) -> Z0Memory:
+        return Z0Memory(self.settings())
 
 
-def _settings(ctx: typer.Context) -> Settings:
-    return ctx.obj if isinstance(ctx.obj, Settings) else Settings()
+def _options(ctx: typer.Context) -> CliOptions:
+    return ctx.obj if isinstance(ctx.obj, CliOptions) else CliOptions()
+
+
+def _scoped(ctx: typer.Context, **overrides: Any) -> tuple[Context, Z0Memory]:
+    """The command's run context and its (unopened) memory."""
+    options = _options(ctx)
+    return options.context(**overrides), options.memory()
+
+
+def _pm(memory: Z0Memory, context: Context) -> Any:
+    return memory.scope(context.project, context.user_id, pending_ttl_days=context.pending_ttl_days)
 
 
 def _explained(exc: BaseException) -> BaseException:
@@ -107,7 +128,7 @@ def main_options(
     if not verbose:  # the pool's reconnect attempts and the embedded server's shutdown of a dead server are
         for noisy in QUIET_LOGGERS:  # what our one error line already says: shown with --verbose only
             logging.getLogger(noisy).setLevel(logging.CRITICAL)
-    ctx.obj = Settings(project=project, user_id=user, data_dir=data_dir, database_url=database_url,
+    ctx.obj = CliOptions(project=project, user_id=user, data_dir=data_dir, database_url=database_url,
                        rules_root=rules_root, embedding_model=embedding_model)
 
 
@@ -175,8 +196,7 @@ def _pending_table(items: list[Any]) -> Table:
 @run
 async def setup(ctx: typer.Context) -> None:
     """Create or migrate the database and show where memory lives."""
-    context = _settings(ctx).context()
-    async with Z0Memory(context) as memory:
+    async with _options(ctx).memory() as memory:
         spec = await memory.stored_embedding()
         console.print(f"database: {memory.db.description}")
         console.print(f"embedding: {spec.name} ({spec.dims} dims)" if spec else "embedding: none yet")
@@ -185,18 +205,18 @@ async def setup(ctx: typer.Context) -> None:
 @app.command()
 def rules(ctx: typer.Context, as_json: bool = JSON_OPTION) -> None:
     """Show the rules (layer 1) that are loaded, and from where."""
-    context = _settings(ctx).context()
     try:
         from z0_memory.stores.rules import load_rules
 
-        loaded = load_rules(context.rules_root, context.rules_files, max_bytes=int(context.rules_max_bytes))
+        settings = _options(ctx).settings()  # the rules are the process's settings (rules_root, files, limit)
+        loaded = load_rules(settings.rules_root, settings.rules_files, max_bytes=int(settings.rules_max_bytes))
     except Z0Error as exc:
         raise fail(exc) from None
     if as_json:
-        _emit_json({"root": loaded.root, "bytes": loaded.size, "order": list(context.rules_files),
+        _emit_json({"root": loaded.root, "bytes": loaded.size, "order": list(settings.rules_files),
                     "files": [{"source": p.source, "text": p.text} for p in loaded.parts]})
         return
-    console.print(f"rules root: {loaded.root}  ({loaded.size} bytes; order: {', '.join(context.rules_files)})")
+    console.print(f"rules root: {loaded.root}  ({loaded.size} bytes; order: {', '.join(settings.rules_files)})")
     if not loaded.parts:
         console.print("no rules files found")
     for part in loaded.parts:
@@ -210,8 +230,9 @@ async def memories_list(ctx: typer.Context, category: str = typer.Option(None, h
                         history: bool = typer.Option(False, "--history", help="Include superseded versions."),
                         as_json: bool = JSON_OPTION) -> None:
     """Facts and semantic memories of the project."""
-    async with Z0Memory(_settings(ctx).context()) as memory:
-        pm = memory.scope()
+    context, opened = _scoped(ctx)
+    async with opened as memory:
+        pm = _pm(memory, context)
         if as_json:
             facts = await pm.facts.list(category, include_superseded=history)
             rows = await pm.semantic.list(category=category, include_superseded=history)
@@ -237,10 +258,11 @@ async def memories_show(ctx: typer.Context, key: str = typer.Argument(
         ..., help="category:entity (in --project), the full project:category:entity, or a memory id / short id."),
         as_json: bool = JSON_OPTION) -> None:
     """The current value of a fact (or a semantic memory by id), with its provenance."""
-    async with Z0Memory(_settings(ctx).context()) as memory:
-        found = await memory.scope().get(key)
+    context, opened = _scoped(ctx)
+    async with opened as memory:
+        found = await _pm(memory, context).get(key)
         if found is None:
-            err.print(f"no current fact or memory {key} in project {memory.scope().scope.project}")
+            err.print(f"no current fact or memory {key} in project {_pm(memory, context).scope.project}")
             raise typer.Exit(1)
         if as_json:
             _emit_json(_fact_json(found) if hasattr(found, "key") else found.model_dump(mode="json"))
@@ -261,8 +283,9 @@ async def memories_history(ctx: typer.Context, key: str = typer.Argument(
         ..., help="category:entity (in --project) or the full project:category:entity."),
         as_json: bool = JSON_OPTION) -> None:
     """Every version of a fact, oldest first."""
-    async with Z0Memory(_settings(ctx).context()) as memory:
-        pm = memory.scope()
+    context, opened = _scoped(ctx)
+    async with opened as memory:
+        pm = _pm(memory, context)
         versions = await pm.facts.history(pm.key(key))
         if as_json:
             _emit_json([_fact_json(f) for f in versions])
@@ -277,8 +300,9 @@ async def memories_history(ctx: typer.Context, key: str = typer.Argument(
 @run
 async def memories_pending(ctx: typer.Context, as_json: bool = JSON_OPTION) -> None:
     """Candidates waiting for confirmation."""
-    async with Z0Memory(_settings(ctx).context()) as memory:
-        items = await memory.scope().pending.list()
+    context, opened = _scoped(ctx)
+    async with opened as memory:
+        items = await _pm(memory, context).pending.list()
         if as_json:
             _emit_json([i.model_dump(mode="json") for i in items])
             return
@@ -291,8 +315,9 @@ async def memories_confirm(ctx: typer.Context, pending_id: int) -> None:
     """Confirm a pending candidate: it becomes memory."""
     from z0_memory.writes import promote
 
-    async with Z0Memory(_settings(ctx).context()) as memory:
-        outcome = await promote(memory.scope(), pending_id, Provenance(extractor="human/cli", confidence=1.0))
+    context, opened = _scoped(ctx)
+    async with opened as memory:
+        outcome = await promote(_pm(memory, context), pending_id, Provenance(extractor="human/cli", confidence=1.0))
         if outcome is None:
             err.print(f"pending item {pending_id} does not exist (or expired) in this project")
             raise typer.Exit(1)
@@ -303,8 +328,9 @@ async def memories_confirm(ctx: typer.Context, pending_id: int) -> None:
 @run
 async def memories_reject(ctx: typer.Context, pending_id: int) -> None:
     """Drop a pending candidate."""
-    async with Z0Memory(_settings(ctx).context()) as memory:
-        if await memory.scope().pending.take(pending_id) is None:
+    context, opened = _scoped(ctx)
+    async with opened as memory:
+        if await _pm(memory, context).pending.take(pending_id) is None:
             err.print(f"pending item {pending_id} does not exist (or expired) in this project")
             raise typer.Exit(1)
         console.print(f"rejected pending item {pending_id}")
@@ -317,8 +343,9 @@ async def memories_forget(ctx: typer.Context, target: str = typer.Argument(
                   "short id `memories list` prints."),
         history: bool = typer.Option(False, "--history", help="Also delete every old version.")) -> None:
     """Delete a fact (current version, or all with --history) or a semantic memory, for real."""
-    async with Z0Memory(_settings(ctx).context()) as memory:
-        pm = memory.scope()
+    context, opened = _scoped(ctx)
+    async with opened as memory:
+        pm = _pm(memory, context)
         n = await pm.forget(target, include_history=history)
         if n == 0:
             err.print(f"nothing to forget: no fact or memory {target} in project {pm.scope.project} "
@@ -333,12 +360,12 @@ async def reembed(ctx: typer.Context) -> None:
     """Re-embed every project's semantic memories with the configured embedding model (one model serves them all)."""
     from rich.progress import Progress
 
-    settings = _settings(ctx)
-    if settings.options.get("project") or settings.options.get("user_id"):
+    options = _options(ctx)
+    if options.options.get("project") or options.options.get("user_id"):
         raise ValueError("reembed re-embeds every project's memories: one embedding model (and one vector column) "
                          "serves the whole database, so one project cannot change model alone; run it without "
                          "--project/--user")
-    memory = Z0Memory(settings.context())
+    memory = options.memory()
     try:
         with Progress(console=err, transient=True) as bar:
             task = bar.add_task("re-embedding", total=None)
@@ -360,9 +387,10 @@ async def recall(ctx: typer.Context, query: str, mode: str = typer.Option("code"
     """Run the retrieval loop and print every round."""
     from z0_memory.graphs.retrieval import builder
 
-    context = _settings(ctx).context(mode=mode, **({"max_rounds": rounds} if rounds else {}))
-    async with Z0Memory(context) as memory:
-        out = await builder.compile(store=memory.store()).ainvoke({"question": query}, context=context)
+    context, opened = _scoped(ctx, mode=mode, **({"max_rounds": rounds} if rounds else {}))
+    async with opened as memory:
+        out = await builder.compile(store=memory.store(context.project, context.user_id)).ainvoke(
+            {"question": query}, context=context)
     if as_json:
         _emit_json({"question": query, "project": context.project, "stop_reason": out["stop_reason"],
                     "verdict": out.get("verdict"), "rounds": out["trace"],
@@ -412,11 +440,12 @@ async def chat(ctx: typer.Context, mode: str = typer.Option("chat", help="chat (
     from z0_memory.graphs.chat import builder as chat_builder
     from z0_memory.graphs.code import builder as code_builder
 
-    context = _settings(ctx).context(mode=mode)
+    context, opened = _scoped(ctx, mode=mode)
     thread_id = check_thread_id(thread) if thread is not None else f"cli-{uuid.uuid4().hex[:8]}"  # before it is shown
-    async with Z0Memory(context) as memory:
+    async with opened as memory:
         graph = (code_builder if mode == "code" else chat_builder).compile(
-            store=memory.store(), checkpointer=memory.checkpointer())
+            store=memory.store(context.project, context.user_id),
+            checkpointer=memory.checkpointer(context.project, context.user_id))
         console.print(f"project {context.project}, {mode} mode, thread {thread_id} (Ctrl-D or 'exit' to stop)")
         while True:
             try:
@@ -449,8 +478,8 @@ async def ingest(ctx: typer.Context, file: str = typer.Argument(..., help="LoCoM
     path = Path(file)
     if not path.is_file():
         raise ValueError(f"{file} is not a file")
-    context = _settings(ctx).context()
-    async with Z0Memory(context) as memory:
+    context, opened = _scoped(ctx)
+    async with opened as memory:
         with Progress(console=console) as progress:
             task = progress.add_task(f"ingesting {path.name}", total=None)
             update = lambda done, total: progress.update(task, completed=done, total=total)  # noqa: E731
@@ -469,8 +498,8 @@ async def extraction_retry(ctx: typer.Context) -> None:
     """Run the turns whose extraction failed (model errors) again."""
     from z0_memory.nodes.extraction import retry_failed_extractions
 
-    context = _settings(ctx).context()
-    async with Z0Memory(context) as memory:
+    context, opened = _scoped(ctx)
+    async with opened as memory:
         result = await retry_failed_extractions(memory, context)
     console.print(f"retried {result['retried']} turn(s); {result['still_failing']} still failing")
 
@@ -492,9 +521,11 @@ def ui(
         from z0_memory.ui import create_app
     except ImportError as exc:
         raise fail(ValueError(f"the memory inspector needs the ui extra: pip install 'z0-memory[ui]' ({exc})")) from None
-    context = _settings(ctx).context()
     try:
-        web = create_app(context=context, projects=project or None, token=token, host=host)
+        options = _options(ctx)
+        context = options.context()
+        web = create_app(context=context, settings=options.settings(), projects=project or None, token=token,
+                         host=host)
     except (Z0Error, ValueError) as exc:
         raise fail(exc) from None
     first = (project or [context.project])[0]
@@ -511,7 +542,7 @@ def demo(ctx: typer.Context) -> None:
     from z0_memory.demo import run_demo
 
     try:
-        asyncio.run(run_demo(_settings(ctx), console))
+        asyncio.run(run_demo(_options(ctx), console))
     except Z0Error as exc:
         raise fail(exc) from None
 
@@ -567,7 +598,8 @@ async def eval_command(
                 tasks[stage] = bar.add_task(stage, total=total)
             bar.update(tasks[stage], completed=done)
 
-        report = await run_evaluation(_settings(ctx).context(), scenarios, configs, options, progress=progress,
+        cli = _options(ctx)
+        report = await run_evaluation(cli.settings(), cli.context(), scenarios, configs, options, progress=progress,
                                       dataset=path.name)
     console.print(summary_table(report))
     if json_out:
@@ -605,15 +637,16 @@ def mcp_command(
         from z0_memory.mcp.server import build_server
     except ImportError as exc:
         raise fail(ImportError(f"the MCP server needs the mcp extra: pip install 'z0-memory[mcp]' ({exc})")) from None
-    settings = _settings(ctx)
+    cli = _options(ctx)
     try:
-        choice = projects.explicit(project or settings.options.get("project"))
-        context = settings.context(**({"project": choice.project} if choice else {}))
+        choice = projects.explicit(project or cli.options.get("project"))
+        context = cli.context(**({"project": choice.project} if choice else {}))
         token = token or os.environ.get(TOKEN_ENV) or None
         if http:
             check_bind(host, token)
-        rules_root_given = bool(settings.options.get("rules_root") or os.environ.get("Z0_RULES_ROOT"))
-        server = build_server(context, choice, rules_root_given=rules_root_given, host=host, port=port)
+        rules_root_given = bool(cli.options.get("rules_root") or os.environ.get("Z0_RULES_ROOT"))
+        server = build_server(cli.settings(), context, choice, rules_root_given=rules_root_given, host=host,
+                              port=port)
         if http:
             served = choice.describe() if choice else "the project of each client's root or the working directory"
             err.print(f"z0-memory MCP server for {served} on http://{host}:{port}/mcp"

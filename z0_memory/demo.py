@@ -50,21 +50,22 @@ def _extraction_line(outcomes: list[dict[str, Any]]) -> str:
     return "[dim]memory: " + "; ".join(parts) + "[/]"
 
 
-async def run_demo(settings: Any, console: Console) -> None:
+async def run_demo(options: Any, console: Console) -> None:
+    """``options``: the CLI's global options (``cli.CliOptions``)."""
     start = time.perf_counter()
     rules_dir = Path(tempfile.mkdtemp(prefix="z0-demo-rules-"))
     (rules_dir / "AGENTS.md").write_text(DEMO_RULES, encoding="utf-8")
-    base = settings.context(project=settings.options.get("project", "demo"), rules_root=str(rules_dir))
-    async with Z0Memory(base) as memory:
+    base = options.context(project=options.options.get("project", "demo"))
+    async with Z0Memory(options.settings(rules_root=str(rules_dir))) as memory:
         from z0_memory.graphs.chat import builder as chat_builder
         from z0_memory.graphs.code import builder as code_builder
         from z0_memory.graphs.retrieval import builder as retrieval_builder
 
-        project = memory.scope()
+        project = memory.scope(base.project, base.user_id)
         await project.forget_everything()
         console.print(f"[bold]z0-memory demo[/] — project [cyan]{project.scope.project}[/], "
                       f"{memory.db.description}, embeddings {memory.providers.embedding_name}, models: offline")
-        store, saver = memory.store(), memory.checkpointer()
+        store, saver = memory.store(base.project, base.user_id), memory.checkpointer(base.project, base.user_id)
         chat = chat_builder.compile(store=store, checkpointer=saver)
         code = code_builder.compile(store=store, checkpointer=saver)
 

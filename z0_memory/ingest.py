@@ -190,7 +190,7 @@ async def ingest_transcript(memory: Any, ctx: Context, path: Path, progress: Pro
     from z0_memory.memory import message_id
 
     turns = transcript_turns(path)
-    pm = memory.scope(ctx.project, ctx.user_id)
+    pm = memory.scope(ctx.project, ctx.user_id, pending_ttl_days=ctx.pending_ttl_days)
     written = index = 0
     before: list[dict[str, str]] = []
     for i, turn in enumerate(turns, 1):

@@ -38,9 +38,9 @@ from langchain_core.runnables import Runnable, RunnableSequence
 from langchain_core.utils.json_schema import dereference_refs
 from pydantic import BaseModel
 
-from z0_memory.config import Context
 from z0_memory.errors import Z0Error
 from z0_memory.redaction import redact_value
+from z0_memory.settings import Settings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
@@ -110,16 +110,16 @@ def _describe(exc: BaseException | None) -> str:
     return f"failed: {prefix}{type(exc).__name__}: {str(exc)[:ERROR_CHARS]}"
 
 
-async def call_with_retries(call: Any, ctx: Context, what: str) -> Any:
-    """``await call()`` under the context's timeout, retried as the module docstring says; ModelCallError at last."""
-    attempts = int(ctx.model_retries) + 1
+async def call_with_retries(call: Any, settings: Settings, what: str) -> Any:
+    """``await call()`` under the settings' timeout, retried as the module docstring says; ModelCallError at last."""
+    attempts = int(settings.model_retries) + 1
     last: BaseException | None = None
     waited = 0.0
     note = ""
     attempt = 0
     for attempt in range(attempts):
         try:
-            async with asyncio.timeout(float(ctx.model_timeout_s)):  # unlike wait_for, no extra task per call
+            async with asyncio.timeout(float(settings.model_timeout_s)):  # unlike wait_for, no extra task per call
                 return await call()
         except Exception as exc:  # noqa: BLE001 - provider SDKs raise their own hierarchy (HTTP, network, parsing)
             last = exc
@@ -234,13 +234,13 @@ def check_complete(message: AIMessage) -> None:
 _PARSER_INVOKES = (BaseOutputParser.invoke, BaseGenerationOutputParser.invoke)
 
 
-async def invoke_structured(model: BaseChatModel, schema: type[T], messages: list[BaseMessage], ctx: Context,
+async def invoke_structured(model: BaseChatModel, schema: type[T], messages: list[BaseMessage], settings: Settings,
                             *, what: str, runnable: Runnable | None = None) -> T:
     """Ask ``model`` for an instance of ``schema``; raise ModelCallError when it cannot deliver one.
 
     ``runnable``: the model's structured-output runnable when the caller keeps one (``Providers.structured``).
     """
-    runnable = runnable or structured_runnable(model, schema, ctx.structured_output_method)
+    runnable = runnable or structured_runnable(model, schema, settings.structured_output_method)
     messages = redact_value(list(messages))  # before any model sees them
 
     async def call() -> T:
@@ -253,10 +253,10 @@ async def invoke_structured(model: BaseChatModel, schema: type[T], messages: lis
             raise ValueError(f"the model returned no {schema.__name__} (an empty tool call or empty content)")
         raise TypeError(f"expected {schema.__name__}, got {type(out).__name__}")
 
-    return await call_with_retries(call, ctx, what)
+    return await call_with_retries(call, settings, what)
 
 
-async def invoke_messages(model: BaseChatModel, messages: list[BaseMessage], ctx: Context, *, what: str,
+async def invoke_messages(model: BaseChatModel, messages: list[BaseMessage], settings: Settings, *, what: str,
                           tools: list[Any] | None = None) -> AIMessage:
     """A plain chat call (optionally with tools bound)."""
     runnable = model.bind_tools(tools) if tools else model
@@ -269,4 +269,4 @@ async def invoke_messages(model: BaseChatModel, messages: list[BaseMessage], ctx
         check_complete(out)
         return out
 
-    return await call_with_retries(call, ctx, what)
+    return await call_with_retries(call, settings, what)

@@ -38,6 +38,7 @@ from z0_memory.stores.scope import Scope
 from z0_memory.stores.semantic import SemanticStore, indexed_text
 from z0_memory.stores.session import ScopedCheckpointer, async_checkpointer
 from z0_memory.config import Context
+from z0_memory.settings import Settings
 from z0_memory.errors import ConfigurationError, DatabaseError, InvalidKeyError
 from z0_memory.providers import Providers
 
@@ -109,9 +110,10 @@ class ProjectMemory:
     memory: Any = field(default=None, repr=False, compare=False)
 
     def _context(self, **changes: Any) -> Context:
+        """The run context of this scope's verbs: the scope, ``changes``, then the operator's ``Z0_*`` run settings."""
         if self.memory is None:
             raise ConfigurationError("this ProjectMemory has no Z0Memory: get it with memory.scope(...)")
-        return self.memory.context.replace(project=self.scope.project, user_id=self.scope.user_id, **changes)
+        return Context.from_env(project=self.scope.project, user_id=self.scope.user_id, **changes)
 
     async def add(self, messages: Sequence[Any], *, thread_id: str | None = None) -> Added:
         """Extract every user turn of ``messages``, in order, each with the assistant message before it.
@@ -194,27 +196,33 @@ class ProjectMemory:
 class Z0Memory:
     """Owner of the database, the providers and the vector store; use as an async context manager."""
 
-    def __init__(self, context: Context | None = None, *, chat_models: dict[str, BaseChatModel] | None = None,
+    def __init__(self, settings: Settings | None = None, *, chat_models: dict[str, BaseChatModel] | None = None,
                  embeddings: Embeddings | None = None, embedding_name: str | None = None) -> None:
-        self.context = context or Context()
-        self.providers = Providers(self.context, chat_models=dict(chat_models or {}), embeddings=embeddings,
+        if settings is not None and not isinstance(settings, Settings):
+            raise ConfigurationError(
+                f"Z0Memory takes Settings (the process's database, keys, models), got {type(settings).__name__}; "
+                "a run's Context (project, mode...) goes to each run: memory.scope(project) or context=Context(...)")
+        self.settings = settings if settings is not None else Settings.from_env()
+        self.providers = Providers(self.settings, chat_models=dict(chat_models or {}), embeddings=embeddings,
                                    embedding_name=embedding_name)
-        self.db = Database(self.context)
+        self.db = Database(self.settings)
         self.vectorstore: Any = None
         self._embedding: EmbeddingSpec | None = None
 
     @classmethod
-    def from_url(cls, url: str, **context: Any) -> Z0Memory:
-        """A memory on the PostgreSQL at ``url`` (pgvector required); other ``Context`` fields as keywords.
+    def from_url(cls, url: str, **settings: Any) -> Z0Memory:
+        """A memory on the PostgreSQL at ``url`` (pgvector required); other ``Settings`` fields as keywords, the
+        rest from the environment (``Settings.from_env``).
 
         ``async with Z0Memory.from_url("postgresql://...") as memory:`` (like ``PostgresStore.from_conn_string``).
         """
-        return cls(Context(database_url=url, **context))
+        return cls(Settings.from_env(database_url=url, **settings))
 
     @classmethod
-    def from_env(cls, **context: Any) -> Z0Memory:
-        """A memory configured from the environment (``DATABASE_URL`` or the embedded server, ``Z0_*``)."""
-        return cls(Context(**context))
+    def from_env(cls, **settings: Any) -> Z0Memory:
+        """A memory configured from the environment (``DATABASE_URL`` or the embedded server, ``Z0_*``); keywords
+        (``Settings`` fields) win over it."""
+        return cls(Settings.from_env(**settings))
 
     @property
     def is_open(self) -> bool:
@@ -257,32 +265,35 @@ class Z0Memory:
         if not self.is_open:
             raise DatabaseError("Z0Memory is not open: use `async with Z0Memory(...) as memory` or await open()")
 
-    def _scope(self, project: str | None, user_id: str | None) -> Scope:
-        # None means the context's project; "" is an invalid name, never silently the default project
-        if project is None and self.context.project is None:
+    @staticmethod
+    def _scope(project: str, user_id: str | None) -> Scope:
+        if project is None:  # "" is an invalid name (Scope says so), never silently some default project
             raise ConfigurationError(
-                "no project: name one with Z0Memory(Context(project=\"...\")) or memory.scope(\"<project>\")")
-        return Scope(self.context.project if project is None else project,
-                     self.context.user_id if user_id is None else user_id)
+                "no project: name one with memory.scope(\"<project>\") (a run names its own with "
+                "context=Context(project=\"...\"))")
+        return Scope(project, user_id or "")
 
-    def scope(self, project: str | None = None, user_id: str | None = None) -> ProjectMemory:
-        """The stores bound to a project (default: the context's) and optional user."""
+    def scope(self, project: str, user_id: str = "", *, pending_ttl_days: float | None = None) -> ProjectMemory:
+        """The stores bound to a project and optional user. ``pending_ttl_days``: how long new pending candidates
+        wait (a run's ``Context.pending_ttl_days``; None: ``Z0_PENDING_TTL_DAYS``, else 14 days)."""
         self._require_open()
         scope = self._scope(project, user_id)
         emb = self.providers.embeddings
+        if pending_ttl_days is None:
+            pending_ttl_days = Context.from_env().pending_ttl_days
         return ProjectMemory(
             scope=scope,
             facts=FactStore(self.db, scope, emb),
             semantic=SemanticStore(self.db, scope, emb, self.vectorstore),
-            pending=PendingStore(self.db, scope, timedelta(days=float(self.context.pending_ttl_days))),
+            pending=PendingStore(self.db, scope, timedelta(days=float(pending_ttl_days))),
             extraction_queue=ExtractionQueue(self.db, scope),
             extraction_log=ExtractionLog(self.db, scope),
             memory=self,
         )
 
-    def checkpointer(self, project: str | None = None, user_id: str | None = None) -> ScopedCheckpointer:
-        """LangGraph's async Postgres checkpointer for the threads (sessions, layer 3) of one scope (default: the
-        context's): the same thread id under another project is another thread, which this one cannot read."""
+    def checkpointer(self, project: str, user_id: str = "") -> ScopedCheckpointer:
+        """LangGraph's async Postgres checkpointer for the threads (sessions, layer 3) of one scope: the same thread
+        id under another project is another thread, which this one cannot read."""
         self._require_open()
         return ScopedCheckpointer(self.db, self._scope(project, user_id))
 
@@ -292,9 +303,9 @@ class Z0Memory:
         self._require_open()
         return async_checkpointer(self.db)
 
-    def store(self, project: str | None = None, user_id: str | None = None) -> Any:
-        """This memory as a LangGraph ``BaseStore`` bound to one scope (default: the context's): compile graphs
-        with ``store=memory.store()``. Namespaces name a category inside that project; another project's rows are
+    def store(self, project: str, user_id: str = "") -> Any:
+        """This memory as a LangGraph ``BaseStore`` bound to one scope: compile graphs with
+        ``store=memory.store("<project>")``. Namespaces name a category inside that project; another project's rows are
         unreachable, whatever namespace is asked for."""
         from z0_memory.stores.langgraph_store import Z0Store
 
@@ -310,9 +321,9 @@ class Z0Memory:
         return Z0Store(self, None)
 
     def rules(self, root: str | None = None) -> Rules:
-        """The rules (layer 1) under ``root`` (default: the context's rules_root)."""
-        return load_rules(root or self.context.rules_root, self.context.rules_files,
-                          max_bytes=int(self.context.rules_max_bytes))
+        """The rules (layer 1) under ``root`` (default: the settings' rules_root)."""
+        return load_rules(root or self.settings.rules_root, self.settings.rules_files,
+                          max_bytes=int(self.settings.rules_max_bytes))
 
     async def reembed(self, *, batch_size: int = 256,
                       progress: Callable[[int, int], None] | None = None) -> int:

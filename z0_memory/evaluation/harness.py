@@ -47,6 +47,7 @@ from z0_memory.evaluation.models import (
     estimate_cost,
 )
 from z0_memory.schemas import Hit, Provenance
+from z0_memory.settings import Settings
 from z0_memory.stores.semantic import NewMemory
 
 Progress = Callable[[str, int, int], None]
@@ -289,13 +290,15 @@ class EvalOptions:
     slip_rate: float = 0.1
 
 
-async def run_evaluation(base: Context, scenarios: Sequence[Scenario], configs: Sequence[JudgeConfig],
+async def run_evaluation(settings: Settings, base: Context, scenarios: Sequence[Scenario],
+                         configs: Sequence[JudgeConfig],
                          options: EvalOptions, *, models: dict[str, BaseChatModel] | None = None,
                          embeddings: Embeddings | None = None, embedding_name: str | None = None,
                          progress: Progress | None = None, dataset: str = "") -> dict[str, Any]:
     """Ingest, run every configuration on every question, and return the report (a JSON-able dict).
 
-    ``models`` injects a chat model per configuration name (tests use scripted models for ``openai:*``).
+    ``settings``: the process's (database, embeddings, endpoint); ``base``: the run settings every question starts
+    from. ``models`` injects a chat model per configuration name (tests use scripted models for ``openai:*``).
     """
     from z0_memory.graphs.retrieval import builder
     from z0_memory.memory import Z0Memory
@@ -319,7 +322,7 @@ async def run_evaluation(base: Context, scenarios: Sequence[Scenario], configs: 
         "k": options.k, "mode": options.mode, "scenarios": len(scenarios),
         "questions": sum(len(s.questions) for s in scenarios), "configs": [], "skipped": skipped, "results": [],
     }
-    owner = Z0Memory(base.replace(judge_model="offline", extractor_model="offline"), embeddings=embeddings,
+    owner = Z0Memory(settings.replace(judge_model="offline", extractor_model="offline"), embeddings=embeddings,
                      embedding_name=embedding_name)
     await owner.open()
     sources: dict[str, dict[str, frozenset[str]]] = {}
@@ -350,8 +353,10 @@ async def run_evaluation(base: Context, scenarios: Sequence[Scenario], configs: 
             if model is None and config.scripted:
                 model = ScriptedJudgeModel(needles=scripted_needles(scenarios), slip_rate=options.slip_rate)
             overrides = config.context_overrides()
+            process = {k: v for k, v in overrides.items() if k == "openai_base_url"}  # the endpoint is the process's
             # Joins the owner's database by URL: a second owner of the embedded server would stop it on close.
-            memory = Z0Memory(base.replace(database_url=owner.db.url, **overrides), chat_models={"judge": model} if model else None,
+            memory = Z0Memory(settings.replace(database_url=owner.db.url, **overrides),
+                              chat_models={"judge": model} if model else None,
                               embeddings=owner.providers.embeddings, embedding_name=owner.providers.embedding_name)
             await memory.open()
             try:
@@ -360,7 +365,7 @@ async def run_evaluation(base: Context, scenarios: Sequence[Scenario], configs: 
                 results: list[QuestionResult] = []
                 total = sum(len(s.questions) for s in scenarios)
                 for s in scenarios:
-                    ctx = ctx_of(s, **overrides)
+                    ctx = ctx_of(s, **{k: v for k, v in overrides.items() if k not in process})
                     if not results:  # warm-up (model load, connections), not timed
                         await graph.ainvoke({"question": s.questions[0].text, "max_rounds": 1}, context=ctx)
                     for q in s.questions:

@@ -51,6 +51,7 @@ from z0_memory.nodes.chat import QUESTION_MAX_CHARS
 from z0_memory.redaction import find_secrets
 from z0_memory.rendering import escape
 from z0_memory.schemas import SEGMENT_MAX, Candidate, MemoryKey, Provenance, reject_nul
+from z0_memory.settings import Settings
 from z0_memory.stores.rules import Rules
 
 # Input limits. A query is cut to QUESTION_MAX_CHARS by the chat and code graphs; here it is refused instead, so the
@@ -92,14 +93,14 @@ Target = Annotated[str, Field(min_length=1, max_length=KEY_MAX_CHARS,
 
 
 class ServerState:
-    """What the lifespan hands every call: the memory, the base context and the project choice."""
+    """What the lifespan hands every call: the memory, the base run context and the project choice."""
 
-    def __init__(self, context: Context, fixed: projects.ProjectChoice | None, *, rules_root_given: bool,
-                 memory: Z0Memory | None = None) -> None:
+    def __init__(self, settings: Settings | None, context: Context, fixed: projects.ProjectChoice | None, *,
+                 rules_root_given: bool, memory: Z0Memory | None = None) -> None:
         self.context = context
         self.fixed = fixed
         self.rules_root_given = rules_root_given
-        self.memory = memory or Z0Memory(context)
+        self.memory = memory or Z0Memory(settings)
         self._users = 0
         self._lock = asyncio.Lock()
         self._sessions: weakref.WeakKeyDictionary[Any, projects.ProjectChoice] = weakref.WeakKeyDictionary()
@@ -152,14 +153,16 @@ class ServerState:
     def extraction_graph(self, choice: projects.ProjectChoice, builder: Any) -> Any:
         """The extraction graph compiled on this project's store (once per project)."""
         if choice.project not in self._graphs:
-            self._graphs[choice.project] = builder.compile(store=self.memory.store(choice.project))
+            store = self.memory.store(choice.project, self.context.user_id)
+            self._graphs[choice.project] = builder.compile(store=store)
         return self._graphs[choice.project]
 
     def run_context(self, choice: projects.ProjectChoice, **changes: Any) -> Context:
         return self.context.replace(project=choice.project, **changes)
 
     def scope(self, choice: projects.ProjectChoice) -> ProjectMemory:
-        return self.memory.scope(choice.project)
+        return self.memory.scope(choice.project, self.context.user_id,
+                                 pending_ttl_days=self.context.pending_ttl_days)
 
     def rules(self, choice: projects.ProjectChoice) -> Rules:
         root = None if self.rules_root_given else choice.root
@@ -221,10 +224,12 @@ def sort_outcomes(outcomes: list[dict[str, Any]]) -> dict[str, list[WriteItem]]:
     return groups
 
 
-def build_server(context: Context, fixed: projects.ProjectChoice | None, *, rules_root_given: bool = False,
-                 memory: Z0Memory | None = None, host: str = "127.0.0.1", port: int = 8765) -> FastMCP:
-    """The MCP server for ``context`` (database, models, limits); ``fixed`` is the operator's project, if named."""
-    state = ServerState(context, fixed, rules_root_given=rules_root_given, memory=memory)
+def build_server(settings: Settings | None, context: Context, fixed: projects.ProjectChoice | None, *,
+                 rules_root_given: bool = False, memory: Z0Memory | None = None, host: str = "127.0.0.1",
+                 port: int = 8765) -> FastMCP:
+    """The MCP server on a memory opened with ``settings`` (database, models, rules; None: the environment's) or on
+    ``memory``; ``context``: the run settings of its calls; ``fixed`` is the operator's project, if named."""
+    state = ServerState(settings, context, fixed, rules_root_given=rules_root_given, memory=memory)
 
     @asynccontextmanager
     async def lifespan(_server: FastMCP) -> AsyncIterator[ServerState]:
@@ -253,7 +258,7 @@ def build_server(context: Context, fixed: projects.ProjectChoice | None, *, rule
         choice = await st.choice(ctx)
         reject_nul("the query", query)
         run = st.run_context(choice, mode="code", **({"max_rounds": max_rounds} if max_rounds else {}))
-        out = await run_recall(query, st.memory.store(choice.project), run)
+        out = await run_recall(query, st.memory.store(choice.project, run.user_id), run)
         hits = (out.get("memories") or [])[: int(run.top_k)]
         rounds = [round_line(r) for r in out.get("trace") or []]
         summary = round_summary(out)
@@ -408,7 +413,7 @@ def build_server(context: Context, fixed: projects.ProjectChoice | None, *, rule
     def rules_text(st: ServerState, choice: projects.ProjectChoice) -> str:
         rules = st.rules(choice)
         if not rules.parts:
-            return (f"No rules files under {rules.root} (looked for {', '.join(st.context.rules_files)}); "
+            return (f"No rules files under {rules.root} (looked for {', '.join(st.memory.settings.rules_files)}); "
                     "set Z0_RULES_ROOT or --rules-root to the project folder.")
         return f"Rules of project {choice.project} from {rules.root}:\n\n{rules.text}"
 

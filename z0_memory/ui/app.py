@@ -28,6 +28,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from z0_memory.config import Context
+from z0_memory.settings import Settings
 from z0_memory.errors import InvalidInputError, InvalidKeyError, Z0Error
 from z0_memory.memory import ProjectMemory, Z0Memory
 from z0_memory.schemas import MemoryKey, Provenance, validate_segment
@@ -46,11 +47,11 @@ class MemorySource:
     """Where the app's :class:`Z0Memory` comes from: one given (its owner opens and closes it), or one the app opens
     on the first request (so it works mounted, where a sub-app's lifespan never runs) and closes at shutdown."""
 
-    def __init__(self, memory: Z0Memory | None = None, context: Context | None = None,
+    def __init__(self, memory: Z0Memory | None = None, settings: Settings | None = None,
                  acquire: Callable[[], Awaitable[Z0Memory]] | None = None,
                  release: Callable[[], Awaitable[None]] | None = None) -> None:
         self._memory = memory
-        self._context = context
+        self._settings = settings
         self._acquire, self._release = acquire, release
         self._owned = False
         self._lock = asyncio.Lock()
@@ -63,7 +64,7 @@ class MemorySource:
                 if self._acquire is not None:
                     self._memory = await self._acquire()
                 else:
-                    self._memory = self._memory or Z0Memory(self._context or Context())
+                    self._memory = self._memory or Z0Memory(self._settings)  # None: Settings.from_env()
                     await self._memory.open()
                 self._owned = True
         return self._memory
@@ -375,14 +376,15 @@ async def recall(pg: Page) -> Response:
 
 @page
 async def rules(pg: Page) -> Response:
-    root = pg.settings.rules_root or pg.settings.context.rules_root
+    process = pg.memory.settings  # the rules are the process's settings
+    root = pg.settings.rules_root or process.rules_root
     try:
         loaded = pg.memory.rules(root)
         error = ""
     except Z0Error as exc:
         loaded, error = None, str(exc)
-    return pg.render("rules.html", rules=loaded, error=error, order=list(pg.settings.context.rules_files),
-                     rules_root=str(Path(root).resolve()), max_bytes=int(pg.settings.context.rules_max_bytes))
+    return pg.render("rules.html", rules=loaded, error=error, order=list(process.rules_files),
+                     rules_root=str(Path(root).resolve()), max_bytes=int(process.rules_max_bytes))
 
 
 @page
@@ -434,7 +436,7 @@ async def forget(pg: Page) -> Response:
     return pg.redirect("/", done=f"forgot {what['target']} ({n} row(s) deleted)")
 
 
-def create_app(memory: Z0Memory | None = None, *, context: Context | None = None,
+def create_app(memory: Z0Memory | None = None, *, context: Context | None = None, settings: Settings | None = None,
                projects: Sequence[str] | None = None, token: str | None = None, host: str = "127.0.0.1",
                check_host: bool | None = None, rules_root: str | None = None,
                acquire: Callable[[], Awaitable[Z0Memory]] | None = None,
@@ -442,24 +444,25 @@ def create_app(memory: Z0Memory | None = None, *, context: Context | None = None
     """The inspector as an ASGI app.
 
     ``memory``: an open or unopened :class:`Z0Memory` owned by the caller; without one the app opens one from
-    ``context`` (default: the environment's) on the first request, or gets it from ``acquire``. ``projects``: the
-    projects it serves (default: the context's project); no page reaches any other. ``host``: the address it is
+    ``settings`` (default: ``Settings.from_env()``) on the first request, or gets it from ``acquire``. ``context``:
+    the run settings of its recall page (default: ``Context.from_env()``). ``projects``: the projects it serves
+    (default: the context's project); no page reaches any other. ``host``: the address it is
     served on; a non-loopback one needs ``token``. ``check_host`` (default: on when ``host`` is the loopback)
     refuses requests whose Host header is not the loopback.
     """
-    ctx = context or (memory.context if memory is not None else Context())
+    ctx = context or Context.from_env()
     names = tuple(dict.fromkeys(projects or [ctx.project]))
     for name in names:
         validate_segment(name, "project")
     security.check_bind(host, token)
-    settings = UiSettings(projects=names, user_id=ctx.user_id, context=ctx, token=token or None,
-                          check_host=security.is_loopback(host) if check_host is None else check_host,
-                          source=MemorySource(memory, ctx, acquire, release), rules_root=rules_root)
+    ui = UiSettings(projects=names, user_id=ctx.user_id, context=ctx, token=token or None,
+                    check_host=security.is_loopback(host) if check_host is None else check_host,
+                    source=MemorySource(memory, settings, acquire, release), rules_root=rules_root)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
-        await settings.source.close()
+        await ui.source.close()
 
     p = "/p/{project}"
     routes = [
@@ -480,7 +483,7 @@ def create_app(memory: Z0Memory | None = None, *, context: Context | None = None
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)
-    app.state.z0_ui = settings
+    app.state.z0_ui = ui
 
     class _Settings:  # every request carries the settings (also when the app is mounted in another)
         def __init__(self, inner: Any) -> None:
@@ -488,7 +491,7 @@ def create_app(memory: Z0Memory | None = None, *, context: Context | None = None
 
         async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
             if scope["type"] in ("http", "websocket"):
-                scope["z0_ui"] = settings
+                scope["z0_ui"] = ui
             await self.inner(scope, receive, send)
 
     app.add_middleware(_Settings)

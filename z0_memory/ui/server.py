@@ -25,7 +25,8 @@ MOUNT = "/memory"
 _token = os.environ.get("Z0_UI_TOKEN") or None
 # the project the server's environment names (Z0_PROJECT), else the CLI's explicit default: an inspector page
 # only shows what that project holds, it never writes to a project nobody chose
-inspector = create_app(context=Context(project=os.environ.get("Z0_PROJECT") or CLI_DEFAULT_PROJECT), token=_token,
+inspector = create_app(context=Context.from_env(project=os.environ.get("Z0_PROJECT") or CLI_DEFAULT_PROJECT),
+                       token=_token,
                        host="0.0.0.0" if _token else "127.0.0.1")
 
 
