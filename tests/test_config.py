@@ -197,7 +197,7 @@ def test_the_graphs_context_schema_holds_run_settings_only() -> None:
     run_fields = {f.name for f in fields(Context)}
     assert run_fields == {"project", "user_id", "mode", "max_rounds", "top_k", "history_tokens",
                           "confidence_threshold", "pending_ttl_days", "agent_model", "judge_model",
-                          "extractor_model"}
+                          "extractor_model", "rerank"}
     assert not run_fields & ({f.name for f in fields(Settings)} - {"agent_model", "judge_model", "extractor_model"})
     for module in (chat, code, retrieval, extraction):
         graph = module.graph

@@ -28,7 +28,6 @@ from reliability_support import record
 from z0_memory.config import Context
 from z0_memory.errors import ConfigurationError, InvalidKeyError
 from z0_memory.graphs.chat import builder as chat_builder
-from z0_memory.memory import Z0Memory
 from z0_memory.schemas import MemoryKey, Provenance
 from z0_memory.stores.facts import mirror_id
 from z0_memory.stores.schema import SEMANTIC_TABLE
