@@ -29,8 +29,10 @@ from typing import Any
 from z0_memory.errors import ConfigurationError, InvalidKeyError
 from z0_memory.redaction import redact_secrets
 from z0_memory.schemas import validate_segment
+from z0_memory.text import or_tsquery, query_terms
 from z0_memory.stores.schema import SEMANTIC_TABLE, search_columns
 from z0_memory.stores.scope import Scope
+from z0_memory.stores.search import RRF_K
 from z0_memory.stores.vectors import VectorParam
 from z0_memory.validation import check_value
 
@@ -67,12 +69,18 @@ DELETE_SQL = (f"DELETE FROM {SEMANTIC_TABLE} WHERE id = %(id)s AND project = %(p
 # The scope's current items and semantic memories under a namespace prefix, matching a filter, newest first.
 LIST_SQL = (f"SELECT {_ROW_COLUMNS} FROM {SEMANTIC_TABLE} WHERE {_CURRENT} AND {_PREFIX} {{filter}} "
             "ORDER BY created_at DESC, id LIMIT %(limit)s OFFSET %(offset)s")
-# Indexed items under a namespace prefix ranked by cosine similarity (score = 1 - distance, as PostgresStore's),
-# exactly: the candidates are read first (the scope and category index), so an HNSW scan cannot drop filtered rows.
-RANKED_SQL = (f"WITH c AS MATERIALIZED (SELECT {_ROW_COLUMNS}, embedding FROM {SEMANTIC_TABLE} WHERE {_CURRENT} "
-              f"AND {_PREFIX} AND (metadata -> '{META}' ->> 'indexed')::boolean {{filter}}) "
-              "SELECT *, 1 - (embedding <=> %(v)s::vector) AS score FROM c "
-              "ORDER BY embedding <=> %(v)s::vector, id LIMIT %(limit)s OFFSET %(offset)s")
+# Indexed items under a namespace prefix, ranked as the memory's hybrid search ranks: by cosine similarity and by
+# full-text rank (the query's terms OR-ed), fused by reciprocal rank (``stores.search.RRF_K``); score = the fused
+# score, best first. Exact: the candidates (the scope and category index, then the prefix and filter) are read
+# first, so no HNSW scan can drop filtered rows; a namespace is one user's or one agent's items, not a corpus.
+RANKED_SQL = (f"WITH c AS MATERIALIZED (SELECT {_ROW_COLUMNS}, embedding, content_tsv FROM {SEMANTIC_TABLE} "
+              f"WHERE {_CURRENT} AND {_PREFIX} AND (metadata -> '{META}' ->> 'indexed')::boolean {{filter}}), "
+              "s AS (SELECT *, embedding <=> %(v)s::vector AS distance, CASE WHEN %(terms)s::text IS NULL THEN 0 "
+              "ELSE ts_rank_cd(content_tsv, to_tsquery('english', %(terms)s)) END AS keyword FROM c), "
+              "r AS (SELECT *, row_number() OVER (ORDER BY distance, id) AS dense_rank, "
+              "row_number() OVER (ORDER BY keyword DESC, id) AS keyword_rank FROM s) "
+              "SELECT *, 1.0 / (%(rrf)s + dense_rank) + CASE WHEN keyword > 0 THEN 1.0 / (%(rrf)s + keyword_rank) "
+              "ELSE 0 END AS score FROM r ORDER BY score DESC, id LIMIT %(limit)s OFFSET %(offset)s")
 NAMESPACES_SQL = (f"SELECT DISTINCT category, metadata -> '{META}' ->> 'ns' AS ns FROM {SEMANTIC_TABLE} "
                   "WHERE project = %(project)s AND user_id = %(user_id)s AND fact_key IS NULL "
                   "AND superseded_at IS NULL")
@@ -149,11 +157,18 @@ _COMPARE = {"$gt": ">", "$gte": ">=", "$lt": "<", "$lte": "<="}
 _PY_COMPARE = {"$gt": operator.gt, "$gte": operator.ge, "$lt": operator.lt, "$lte": operator.le}
 
 
+def _operations(cond: Any) -> list[tuple[str, Any]]:
+    """A filter's conditions on one field: a dict of ``$`` operators, or any value (a dict too) for equality."""
+    if isinstance(cond, dict) and cond and all(str(k).startswith("$") for k in cond):
+        return list(cond.items())
+    return [("$eq", cond)]
+
+
 def filter_sql(wanted: dict[str, Any] | None, params: dict[str, Any]) -> str:
     """``AND`` conditions for ``wanted`` on :data:`ROW_VALUE`, their parameters added to ``params``."""
     clauses = []
     for n, (field, cond) in enumerate((wanted or {}).items()):
-        ops = cond.items() if isinstance(cond, dict) else [("$eq", cond)]
+        ops = _operations(cond)
         for m, (op, expected) in enumerate(ops):
             f, x = f"f{n}_{m}", f"x{n}_{m}"
             params[f] = str(field)
@@ -180,7 +195,7 @@ def filter_sql(wanted: dict[str, Any] | None, params: dict[str, Any]) -> str:
 def matches(value: dict[str, Any], wanted: dict[str, Any] | None) -> bool:
     """:func:`filter_sql`'s semantics in Python (for values computed here, such as a fact's)."""
     for field, cond in (wanted or {}).items():
-        ops = cond.items() if isinstance(cond, dict) else [("$eq", cond)]
+        ops = _operations(cond)
         present, got = field in value, value.get(field)
         for op, expected in ops:
             if op == "$eq":
@@ -251,9 +266,12 @@ async def list_rows(memory: Any, scope: Scope, rel: Sequence[str], wanted: dict[
 
 async def ranked_rows(memory: Any, scope: Scope, rel: Sequence[str], query: str, wanted: dict[str, Any] | None, *,
                       limit: int, offset: int) -> list[dict[str, Any]]:
-    """Indexed items under ``rel`` matching ``wanted``, most similar to ``query`` first."""
-    vector = await memory.providers.embeddings.aembed_query(redact_secrets(query))
-    params = {**_params(scope, rel, limit, offset), "v": VectorParam(vector)}
+    """Indexed items under ``rel`` matching ``wanted``, best for ``query`` first (:data:`RANKED_SQL`)."""
+    query = redact_secrets(query)  # no secret to the embedding model
+    vector = await memory.providers.embeddings.aembed_query(query)
+    terms = query_terms(query)
+    params = {**_params(scope, rel, limit, offset), "v": VectorParam(vector),
+              "terms": or_tsquery(terms) if terms else None, "rrf": RRF_K}
     sql = RANKED_SQL.format(filter=filter_sql(wanted, params))
     async with memory.db.connection(scope) as conn:
         return await (await conn.execute(sql, params)).fetchall()

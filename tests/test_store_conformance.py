@@ -124,6 +124,11 @@ async def test_search_filters_apply_before_limit_and_offset(flavour):
     assert await store.asearch(ns("docs"), filter={"missing": "x"}) == []
     with pytest.raises(ConfigurationError, match="unsupported filter operator"):
         await store.asearch(ns("docs"), filter={"stars": {"$regex": "x"}})
+    await store.aput(ns("docs", "c"), "d6", {"meta": {"lang": "en", "v": 2}, "stars": "5"})
+    assert keys(await store.asearch(ns("docs"), filter={"meta": {"lang": "en", "v": 2}})) == ["d6"]  # a dict value
+    assert await store.asearch(ns("docs"), filter={"meta": {"lang": "en"}}) == []  # equals the whole value
+    assert keys(await store.asearch(ns("docs"), filter={"stars": 5})) == ["d1"]  # 5 is not "5"
+    assert keys(await store.asearch(ns("docs"), filter={"stars": {"$gte": "4"}})) == ["d6"]  # text compares text
 
 
 async def test_search_with_a_query_ranks_by_similarity(flavour):
