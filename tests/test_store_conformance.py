@@ -247,3 +247,19 @@ async def test_a_bound_store_is_its_scope_and_the_operator_store_reaches_it(memo
     assert (tuple(item.namespace), item.value) == (("acme", "memories", "team"), {"content": "the team ships on Fridays"})
     assert await operator.aget(("acme", "memories", "alice"), "m1") is None
     assert await operator.alist_namespaces() == [("acme", "memories", "team")]
+
+
+async def test_an_item_put_without_index_stays_out_of_the_memory_searches(memory):
+    """``index=False``: nothing embedded nor full-text indexed, so neither the store's query search nor the memory's
+    own searches (dense, keyword, hybrid, the retrieval loop's first round) return it; listing and get do."""
+    from z0_memory.nodes.retrieval import first_round
+
+    store, pm = memory.store("acme"), memory.scope("acme")
+    await store.aput(("memories", "alice"), "quiet", {"content": "Alice uses the Helix editor"}, index=False)
+    await store.aput(("memories", "alice"), "loud", {"content": "Bob uses the Zed editor"})
+    assert [i.key for i in await store.asearch(("memories",))] == ["loud", "quiet"]
+    for hits in (await pm.semantic.search("Helix editor", 5), await pm.semantic.keyword_search("Helix editor", 5),
+                 await pm.semantic.hybrid_search("Helix editor", 5), await first_round(pm, "which editor, Helix?")):
+        assert [h.content for h in hits] == ["Bob uses the Zed editor"]
+    assert [i.key for i in await store.asearch(("memories",), query="Helix editor")] == ["loud"]
+    assert [i.key for i in await store.asearch(("memories", "alice"), query="Helix editor")] == ["loud"]
