@@ -74,13 +74,24 @@ def _memory_value(content: str, kind: str, confidence: float, rationale: str | N
     return {"content": content, "kind": kind, "confidence": confidence, "rationale": rationale}
 
 
-# A value put under a category namespace is a KV fact when it is a fact's fields: a text "value" and nothing but
-# what a fact records (what get returns for a fact can be put back as it is).
+# A value with a "value" field put under a category namespace is a KV fact: a text "value" and nothing but what a
+# fact records (what get returns for a fact can be put back as it is); anything else there is refused, not lost.
 FACT_FIELDS = frozenset({"value", "rationale", "confidence", "extractor", "thread_id", "version", "confirmations"})
 
 
 def is_fact_value(value: Any) -> bool:
-    return isinstance(value, dict) and isinstance(value.get("value"), str) and set(value) <= FACT_FIELDS
+    """Whether a value put under a category namespace is a fact; a malformed fact is a ConfigurationError."""
+    if not isinstance(value, dict) or "value" not in value:
+        return False
+    extra = sorted(str(f) for f in set(value) - FACT_FIELDS)
+    if not isinstance(value["value"], str) or extra:
+        what = (f"fields {extra} are not a fact's" if extra
+                else f"its 'value' is {type(value['value']).__name__}, not text")
+        raise ConfigurationError(
+            f"Z0Store.put: a dict with a 'value' under a category namespace is a KV fact, and {what}: put a text "
+            f"'value' with optional {sorted(FACT_FIELDS - {'value', 'version', 'confirmations'})}, or keep other "
+            "JSON as an item without a 'value' field or under a longer namespace, e.g. ('notes', 'team')")
+    return True
 
 
 def _looks_like_id(key: str) -> bool:
@@ -125,15 +136,18 @@ class Z0Store(BaseStore):
         A bound store reaches its own scope whatever the namespace (a leading element naming its project is
         dropped); the operator's store reads the project from the first element."""
         namespace = tuple(namespace)
-        check_value("a store namespace", list(namespace))
         if self.scope is None:
             if not namespace:
                 raise ConfigurationError(f"Z0Store.{what} needs a namespace starting with the project "
                                          "(the operator's store serves every project)")
-            return self._stores(validate_segment(namespace[0], "project")), namespace[1:]
-        if namespace and namespace[0] == self.scope.project:
-            namespace = namespace[1:]
-        return self._stores(self.scope.project), namespace
+            pm, rel = self._stores(validate_segment(namespace[0], "project")), namespace[1:]
+        else:
+            if namespace and namespace[0] == self.scope.project:
+                namespace = namespace[1:]
+            pm, rel = self._stores(self.scope.project), namespace
+        if len(rel) > 1:  # category namespaces are checked as category names
+            check_value("a store namespace", list(rel))
+        return pm, rel
 
     def _stores(self, project: str) -> ProjectMemory:
         user_id = self.scope.user_id if self.scope is not None else None
@@ -183,13 +197,14 @@ class Z0Store(BaseStore):
         pm, rel = self._resolve(op.namespace, "get")
         if not rel:
             return None  # the project itself holds no item
-        check_value("a store key", op.key)
         project = pm.scope.project
         if len(rel) == 1:
             k = MemoryKey(project=project, category=rel[0], entity=op.key)
             fact = await pm.facts.get(k)
             if fact is not None:
                 return self._fact_item(fact, Item)
+        else:
+            check_value("a store key", op.key)
         row = await store_items.get_item(self.memory, pm.scope, rel, op.key)
         if row is not None:
             return self._row_item(project, row, Item)
@@ -207,10 +222,10 @@ class Z0Store(BaseStore):
         pm, rel = self._resolve(op.namespace, "put")
         if not rel:
             raise ConfigurationError(
-                f"Z0Store.put: namespace {tuple(op.namespace)!r} is the project itself; put under (category,) "
-                "for a fact or a memory, or under any longer namespace, e.g. ('memories', user_id)")
-        check_value("a store key", op.key)
+                f"Z0Store namespaces are (category,) (or (project, category)) for facts and memories, or any longer "
+                f"namespace for items, e.g. ('memories', user_id); {tuple(op.namespace)!r} is the project itself")
         if len(rel) > 1:
+            check_value("a store key", op.key)
             if op.value is None:
                 await store_items.delete_item(self.memory, pm.scope, rel, op.key)
             else:

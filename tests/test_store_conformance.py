@@ -224,9 +224,15 @@ async def test_the_fact_mapping_stays_beside_items(flavour, memory):
     listed = await store.asearch(category)
     assert [(tuple(i.namespace), i.key) for i in listed] == [(category, "db"), (category, "ci")]  # facts first
     assert await store.alist_namespaces(prefix=("acme",) if flavour.kind == "operator" else None) == [category]
-    await store.aput(category, "db", {"value": "MySQL", "owner": "ops"})  # the key now holds an item
-    assert (await store.aget(category, "db")).value == {"value": "MySQL", "owner": "ops"}
+    for malformed in ({"value": "MySQL", "owner": "ops"}, {"value": 3}):  # a fact's "value" with other fields:
+        with pytest.raises(ConfigurationError, match="is a KV fact"):   # refused, never half kept
+            await store.aput(category, "db", malformed)
+    await store.aput(category, "db", {"engine": "MySQL", "owner": "ops"})  # the key now holds an item
+    assert (await store.aget(category, "db")).value == {"engine": "MySQL", "owner": "ops"}
     assert await memory.scope("acme").facts.get("acme:stack:db") is None
+    await store.aput(category, "db", {"value": "Postgres"})  # and a fact again: one item per key
+    assert (await store.aget(category, "db")).value["value"] == "Postgres"
+    assert [i.key for i in await store.asearch(category)] == ["db", "ci"]
 
 
 async def test_a_bound_store_is_its_scope_and_the_operator_store_reaches_it(memory):
