@@ -15,7 +15,8 @@ included): any namespace, any JSON value.
   semantic memories: key ``entity`` with ``{"value": "...", "rationale": ..., "confidence": ...}`` is the KV fact
   ``project:category:entity`` (a put supersedes, history kept; put ``None`` forgets the current version; the item's
   value is the fact's fields: ``value``, ``version``, ``confidence``, ...), and a semantic memory is the item keyed by
-  its id with value ``{"content", "kind", "confidence", "rationale"}``. Keys there are entity names.
+  its id with value ``{"content", "kind", "confidence", "rationale"}``. Keys there are entity names; a dict with a
+  ``"value"`` there is a fact (a value that is not text, or fields a fact does not record, are refused, not lost).
 * Every other namespace (``("memories", user_id)`` as langmem writes) and every other value (any dict) is an item
   kept as a semantic memory of the scope (``stores.store_items``), keyed by (namespace, key): ``get`` returns the
   value exactly as put, put replaces it, delete removes it. ``index`` picks what is embedded, as in
