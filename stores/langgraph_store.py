@@ -53,11 +53,11 @@ from langgraph.store.base import (
     SearchItem,
     SearchOp,
 )
+from z0_memory.stores import store_items
+from z0_memory.stores.scope import Scope
 
 from z0_memory.errors import ConfigurationError, Z0Error
 from z0_memory.schemas import FactVersion, MemoryKey, Provenance, validate_segment
-from z0_memory.stores import store_items
-from z0_memory.stores.scope import Scope
 from z0_memory.validation import check_value
 
 if TYPE_CHECKING:
@@ -231,7 +231,7 @@ class Z0Store(BaseStore):
                 await store_items.delete_item(self.memory, pm.scope, rel, op.key)
             else:
                 await store_items.put_item(self.memory, pm.scope, rel, op.key, op.value, op.index)
-            return None
+            return
         k = MemoryKey(project=pm.scope.project, category=rel[0], entity=op.key)  # one key: one item at a time
         if op.value is None:
             await pm.facts.forget(k)
@@ -240,12 +240,12 @@ class Z0Store(BaseStore):
                 record = await pm.semantic.get(op.key)
                 if record is not None and record.fact_key is None and record.category == rel[0]:
                     await pm.semantic.delete([op.key])
-            return None
+            return
         if not is_fact_value(op.value):
             if await pm.facts.get(k) is not None:
                 await pm.facts.forget(k)
             await store_items.put_item(self.memory, pm.scope, rel, op.key, op.value, op.index)
-            return None
+            return
         try:
             prov = Provenance(extractor=str(op.value.get("extractor", "store-api")),
                               confidence=float(op.value.get("confidence", 1.0)),
@@ -257,7 +257,7 @@ class Z0Store(BaseStore):
             ) from None
         await pm.facts.put(k, op.value["value"], prov)
         await store_items.delete_item(self.memory, pm.scope, rel, op.key)
-        return None
+        return
 
     # ---- shapes --------------------------------------------------------------------------------------------------
 

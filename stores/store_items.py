@@ -26,14 +26,15 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from z0_memory.errors import ConfigurationError, InvalidKeyError
-from z0_memory.redaction import redact_secrets
-from z0_memory.schemas import validate_segment
-from z0_memory.text import or_tsquery, query_terms
 from z0_memory.stores.schema import SEMANTIC_TABLE, search_columns
 from z0_memory.stores.scope import Scope
 from z0_memory.stores.search import RRF_K
 from z0_memory.stores.vectors import VectorParam
+
+from z0_memory.errors import ConfigurationError, InvalidKeyError
+from z0_memory.redaction import redact_secrets
+from z0_memory.schemas import validate_segment
+from z0_memory.text import or_tsquery, query_terms
 from z0_memory.validation import check_value
 
 STORE_ID_NAMESPACE = uuid.UUID("5d0c7a4e-2b8f-4c71-9e36-0f7a1d2c9b84")
