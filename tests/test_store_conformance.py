@@ -77,6 +77,13 @@ async def test_invalid_puts_are_refused(flavour):
         await store.abatch([PutOp(flavour.ns("docs", "x"), "k", ["not", "a", "dict"])])  # type: ignore[arg-type]
     with pytest.raises(ConfigurationError, match="does not expire"):
         await store.aput(flavour.ns("docs", "x"), "k", {"v": 1}, ttl=1.0)
+    with pytest.raises(ValueError, match="NUL"):
+        await store.aput(flavour.ns("docs", "x"), "k", {"v": "a\x00b"})
+    with pytest.raises(ConfigurationError, match="the limit is"):
+        await store.aput(flavour.ns("docs", "x"), "k", {"v": "x" * 70_000})
+    with pytest.raises(ConfigurationError, match="must be JSON"):
+        await store.aput(flavour.ns("docs", "x"), "k", {"when": datetime.now()})
+    assert await store.asearch(flavour.ns("docs")) == []  # nothing was written
 
 
 async def _docs(flavour):
