@@ -19,6 +19,9 @@ FORGET_SQL = {table: f"DELETE FROM {table} WHERE project = %(project)s AND user_
 EMBEDDED_TEXT_SQL = f"SELECT id, content, context FROM {SEMANTIC_TABLE} ORDER BY id"
 ADD_NEW_COLUMN_SQL = f"ALTER TABLE {SEMANTIC_TABLE} ADD COLUMN embedding_new vector(%d)"
 SET_NEW_VECTOR_SQL = f"UPDATE {SEMANTIC_TABLE} SET embedding_new = %s::vector WHERE id = %s"
+# Store items put with ``index=False`` (``stores.store_items``) keep a zero vector in the new dimensions: not embedded.
+ZERO_UNINDEXED_SQL = (f"UPDATE {SEMANTIC_TABLE} SET embedding_new = array_fill(0, ARRAY[%d])::vector "
+                      "WHERE metadata -> 'z0_store' ->> 'indexed' = 'false'")
 SWAP_COLUMN_SQL = (
     f"ALTER TABLE {SEMANTIC_TABLE} DROP COLUMN embedding",
     f"ALTER TABLE {SEMANTIC_TABLE} RENAME COLUMN embedding_new TO embedding",
@@ -50,6 +53,7 @@ async def swap_embeddings(db: Database, spec: EmbeddingSpec, ids: Sequence[Any],
         await conn.execute(ADD_NEW_COLUMN_SQL % int(spec.dims))
         for memory_id, vector in zip(ids, vectors, strict=True):
             await conn.execute(SET_NEW_VECTOR_SQL, [VectorParam(vector), memory_id])
+        await conn.execute(ZERO_UNINDEXED_SQL % int(spec.dims))
         for sql in SWAP_COLUMN_SQL:
             await conn.execute(sql)
         await write_embedding_meta(conn, spec)

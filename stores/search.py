@@ -51,8 +51,11 @@ NEIGHBOR_DECAY = 0.95
 # the planner takes the index scan's order as given for ``distance`` itself.
 DENSE_RANKED = f"""embedding <=> %(v)s::vector AS distance FROM {SEMANTIC_TABLE}
 WHERE {SCOPE_SQL} AND {PERIOD_SQL} ORDER BY distance LIMIT %(k)s"""
-DENSE_SQL = statement(f"SELECT * FROM (SELECT {COLUMNS}, {DENSE_RANKED}) d ORDER BY distance + 0")
-DENSE_IDS_SQL = statement(f"SELECT * FROM (SELECT id, {DENSE_RANKED}) d ORDER BY distance + 0")
+# A row without a direction (a zero vector: a store item put with ``index=False``, see ``stores.store_items``) is
+# at distance NaN from everything, which sorts last: it is no similarity, so it is left out.
+DENSE_SQL = statement(f"SELECT * FROM (SELECT {COLUMNS}, {DENSE_RANKED}) d WHERE distance <> 'NaN' "
+                      "ORDER BY distance + 0")
+DENSE_IDS_SQL = statement(f"SELECT * FROM (SELECT id, {DENSE_RANKED}) d WHERE distance <> 'NaN' ORDER BY distance + 0")
 ROWS_SQL = statement(f"SELECT {COLUMNS} FROM {SEMANTIC_TABLE} WHERE id = ANY(%(ids)s::uuid[]) AND {SCOPE_SQL}")
 NEIGHBOR_SQL = statement(f"""
 SELECT {COLUMNS}, a.anchor FROM {SEMANTIC_TABLE} m

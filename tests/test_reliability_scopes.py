@@ -26,7 +26,7 @@ from fakes import configured
 from reliability_support import record
 
 from z0_memory.config import Context
-from z0_memory.errors import ConfigurationError, InvalidKeyError
+from z0_memory.errors import ConfigurationError
 from z0_memory.graphs.chat import builder as chat_builder
 from z0_memory.schemas import MemoryKey, Provenance
 from z0_memory.stores.facts import mirror_id
@@ -125,10 +125,20 @@ async def test_the_store_is_bound_to_its_project(memory):
     await memory.scope("beta").facts.put("beta:stack:db", "MySQL")
     await memory.scope("beta").semantic.add("beta keeps its notes about MySQL here")
     store = memory.store("acme")
-    for op in (GetOp(("beta", "stack"), "db"), PutOp(("beta", "stack"), "db", {"value": "Oracle"}),
-               SearchOp(("beta", "stack"), query="MySQL"), SearchOp(("beta", "stack"))):
-        with pytest.raises(InvalidKeyError, match="bound to project 'acme'"):
-            await store.abatch([op])
+    # a namespace naming another project is one more namespace of the store's own scope (a general BaseStore takes
+    # any namespace, ("memories", user) as langmem writes it): it never reaches beta's rows
+    got, put, found, listed = await store.abatch([
+        GetOp(("beta", "stack"), "db"), PutOp(("beta", "stack"), "db", {"value": "Oracle"}),
+        SearchOp(("beta", "stack"), query="MySQL"), SearchOp(("beta", "stack"))])
+    assert got is None and put is None  # acme's ("beta", "stack") held nothing; the put wrote acme's item
+    for items in (found, listed):  # the batch's searches see acme's item only
+        assert [(tuple(i.namespace), i.key, i.value) for i in items] == [(("beta", "stack"), "db", {"value": "Oracle"})]
+    assert "MySQL" not in str([i.value for i in await store.asearch(("beta", "stack"), query="MySQL notes")])
+    assert (await memory.scope("beta").facts.get("beta:stack:db")).value == "MySQL"  # beta's fact is untouched
+    assert await memory.operator_store().aget(("beta", "stack"), "db") is not None  # beta's own, through the operator
+    assert (await memory.operator_store().aget(("beta", "stack"), "db")).value["value"] == "MySQL"
+    assert await store.alist_namespaces() == [("beta", "stack")]
+    await store.adelete(("beta", "stack"), "db")
     # one element is a category of the store's own project: ("beta",) is acme's category "beta", which is empty
     assert await store.asearch(("beta",), query="MySQL notes") == []
     assert await store.asearch(("beta",)) == []
