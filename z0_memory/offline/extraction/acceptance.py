@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
+from z0_memory.offline.extraction.answers import leading_clause, question_subject
 from z0_memory.offline.extraction.binding import is_rejected, looks_like_a_name, pairs_in, rebind
 from z0_memory.offline.extraction.clauses import (
     MAX_SENTENCE_CHARS,
@@ -131,18 +132,28 @@ def short_answer(text: str, question: TurnMessage | None) -> list[Statement]:
     values = [v for v in find_values(clean) if not is_rejected(clean, v)]
     if not values:
         name = re.match(r"^(?:(?:just|probably|definitely|obviously|maybe|the|ok|okay|so|then|用|就用|还是)\s*)*"
-                        r"(?P<v>[A-Z][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,2})", clean)
+                        r"(?P<v>[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})", clean)
         values = [Found(name.start("v"), name.end("v"), name.group("v").rstrip(".,"), None)] if name and \
             looks_like_a_name(name.group("v")) else []
     if len({v.value for v in values}) != 1:
         return []
     asked_slots = [p.slot for p in find_phrases(asked[-1])]
     slot = rebind(values[0], asked_slots[0]) if asked_slots else values[0].slot
-    if slot is None:
+    subject = question_subject(question) if slot is None else None
+    if slot is None and subject is None:
         return []
     hedged = bool(HEDGE.search(clean))
     return [Statement(kind="decision", slot=slot, value=values[0].value, text=clean, hedged=hedged,
-                       confidence=CONF_HEDGE if hedged else CONF_ANSWER, rationale=why)]
+                       confidence=CONF_HEDGE if hedged else CONF_ANSWER, rationale=why,
+                       category_override=subject[0] if subject else None,
+                       entity_override=subject[1] if subject else None)]
+
+
+def leading_answer(text: str, question: TurnMessage | None) -> list[Statement]:
+    """"Postgres 16. Non-negotiable, ..." / "nah, GoodJob. fewer moving parts": the value a reply to the assistant's
+    question leads with, when the rest of the message goes on to other things."""
+    clause = leading_clause(text) if question is not None else None
+    return short_answer(clause, question) if clause else []
 
 
 def topic_slot(assistant: TurnMessage | None) -> Slot | None:

@@ -8,13 +8,23 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from z0_memory.offline.extraction.acceptance import resolve_acceptance, short_answer, topic_slot
+from z0_memory.offline.extraction.acceptance import leading_answer, resolve_acceptance, short_answer, topic_slot
 from z0_memory.offline.extraction.clauses import content_terms, split_clauses, split_sentences, strip_noise
 from z0_memory.offline.extraction.content import content_for, key_for
-from z0_memory.offline.extraction.cues import INSTRUCTION, REASON_SENTENCE, REJECTION, REMEMBER, SO_SENTENCE
-from z0_memory.offline.extraction.model import ExistingMemory, Statement, TurnMessage
+from z0_memory.offline.extraction.binding import open_values
+from z0_memory.offline.extraction.cues import (
+    HEDGE,
+    INSTRUCTION,
+    REASON_SENTENCE,
+    REJECTION,
+    REMEMBER,
+    SO_SENTENCE,
+    UNDECIDED,
+    UNSURE,
+)
+from z0_memory.offline.extraction.model import CONF_HEDGE, CONF_UNSURE, ExistingMemory, Statement, TurnMessage
 from z0_memory.offline.extraction.statements import Acceptance, analyse_sentence
-from z0_memory.offline.extraction.vocabulary import norm_value, term_pattern
+from z0_memory.offline.extraction.vocabulary import find_values, norm_value, term_pattern
 from z0_memory.redaction import REDACTED, redact_secrets
 from z0_memory.schemas import Candidate, normalize_segment
 from z0_memory.text import contains_cjk
@@ -28,6 +38,24 @@ def _without_instructions(sentence: str, ignored: list[str]) -> str:
     ignored.append(sentence)
     kept = [c for c in split_clauses(sentence) if not INSTRUCTION.search(c)]
     return ("，" if contains_cjk(sentence) else ", ").join(kept)
+
+
+def _bare_hedge(sentence: str) -> bool:
+    """A sentence that only hedges ("Not final though.", "不过还没最终定。"): a hedge cue and no value of its own."""
+    approving = re.search(r"\b(?:right|good|great|better|best|sense|fits?|correct)\b|好|对|合适|不错|没错", sentence, re.I)
+    cue = UNDECIDED.search(sentence) or (None if approving else HEDGE.search(sentence))
+    if cue is None or find_values(sentence) or open_values(sentence):
+        return False
+    rest = (sentence[: cue.start()] + " " + sentence[cue.end():]).strip()
+    rest = re.sub(r"^(?:but|though|although|still|yet|however|and|so|不过|但是?|只是|其实|目前|现在)\b", "", rest, flags=re.I)
+    # little else said: "Not final though.", "不过还没最终定。" (not "Maybe we'll also archive raw payloads to S3")
+    return len(re.findall(r"[A-Za-z][\w'-]*", rest)) + len(re.findall(r"[\u3400-\u9fff]", rest)) // 2 <= 3
+
+
+def _hedge(s: Statement, cue: str) -> None:
+    if s.kind != "preference":
+        s.hedged, s.confirms = True, False
+        s.confidence = CONF_UNSURE if UNSURE.search(cue) else CONF_HEDGE
 
 
 def _analyse_message(text: str, ignored: list[str]) -> tuple[list[Statement], Acceptance]:
@@ -48,6 +76,10 @@ def _analyse_message(text: str, ignored: list[str]) -> tuple[list[Statement], Ac
             previous, previous_text = [], sentence
             continue
         found, bare = analyse_sentence(sentence)
+        if not found and previous and _bare_hedge(sentence):
+            for s in previous:  # "数据库用 MySQL。不过还没最终定。": a hedge on its own hedges the sentence before
+                _hedge(s, sentence)
+            continue
         if found and not previous and previous_text and SO_SENTENCE.match(sentence):
             for s in found:
                 s.rationale = s.rationale or previous_text.strip(" .。!！")
@@ -55,7 +87,17 @@ def _analyse_message(text: str, ignored: list[str]) -> tuple[list[Statement], Ac
         previous, previous_text = found, sentence
         if accepted is None or bare == "strong":
             accepted = bare if accepted != "rejected" else accepted
+    refused = {norm_value(m.group("v") or m.group("vz")) for m in _REFUSED.finditer(clean)}
+    statements = [s for s in statements if s.value is None or s.old_value is not None
+                  or norm_value(s.value) not in refused]
     return statements, accepted
+
+
+# "no, not Celery.", "not the built-in unittest runner", "不用 Jest", "别推荐 Feast": a value the message refuses
+_REFUSED = re.compile(
+    r"(?:^|[.!?。！？,，;；]\s*)(?:(?i:no|nah|nope)[,，\s]+)?(?i:not|never)\s+(?:(?i:the|a|an)\s+)?"
+    r"(?P<v>[A-Za-z][\w.+#/&-]*)(?=\s*(?:[.!?。！？,，;；]|$))"
+    r"|(?:不用|不要|别用|别推荐|不考虑|不选|不上)\s*(?P<vz>[A-Za-z][\w.+#/&-]*)")
 
 
 
@@ -179,6 +221,10 @@ def extract_candidates(
                            for text in instructions)
         if not statements and not accepted:
             statements = short_answer(message.text, state.previous_assistant)
+        if not any(s.slot is not None or s.entity_override for s in statements[:1]):
+            lead = [s for s in leading_answer(message.text, state.previous_assistant)
+                    if not any(norm_value(o.value) == norm_value(s.value) for o in statements)]
+            statements = [*lead, *statements]
         slot = topic_slot(state.previous_assistant)
         for s in statements:  # "Let's go with Hummingbird." after "Which backend framework?": the topic names the key
             if s.slot is None and s.value and s.category_override is None and s.kind != "preference":

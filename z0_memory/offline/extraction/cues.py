@@ -29,14 +29,15 @@ HEDGE = re.compile(
     r"|\b(?:not (?:yet )?(?:sure|decided|settled)|haven't (?:yet )?decided|have not (?:yet )?decided|"
     r"still (?:deciding|undecided|figuring)|not (?:yet )?certain|up in the air|tbd|to be decided|likely|"
     r"potentially|provisionally|pencil(?:l?ed)? in|evaluating|exploring|looking (?:at|into)|on the table|"
-    r"shortlist(?:ed)?|open to|not final|not set in stone|trial(?:l?ing)|prototyping with|playing (?:around )?with|"
+    r"shortlist(?:ed)?|open to|not final|not set in stone|not locked in|nothing(?:'s| is) (?:decided|final|settled)|still open|trial(?:l?ing)|prototyping with|playing (?:around )?with|"
     r"could (?:work|do|be)|toying with|(?:a |one )?candidate|(?:may|might|could) change|(?:looks?|seems?|sounds?) "
     r"promising|promising|(?:want|wanna|would like|'d like) to try|try out|kinda leaning|leaning)\b"
     r"|\b(?:if (?:we|i|it|they|needed|necessary|ever|traffic|load|usage)|in case|down the road|eventually|at some point|"
     r"someday|one day)\b"
     r"|也行|也可以|看起来不错|不错的选择|值得一试|可以考虑|想试试|如果|万一|到时候|以后再说|我觉得|我认为|我感觉|"
-    r"比较好|更合适|更好|暂时(?!不)|临时|应该(?:会|用|是|选)|试着|还在犹豫|犹豫|还没(?:有)?(?:最终|完全)?(?:确定|定下来|决定)|"
-    r"没(?:最终)?确定|还可能变|可能会变"
+    r"比较好|更合适|更好|暂时(?!不)|临时|应该(?:会|用|是|选)|试着|还在犹豫|犹豫|还没(?:有)?(?:最终|完全|正式|真正)?(?:确定|定下来|决定|定|选|想好|拍板|敲定|商量好|讨论好)|"
+    r"没(?:最终|正式)?确定|尚未(?:确定|决定|定)|未定|还可能变|可能会变|还(?:会|可能)(?:再)?(?:改|换|调整)|不一定|没拍板|打算先|"
+    r"先这样(?:试试|看看)|还要(?:再)?(?:看|评估|讨论|比较)|再(?:讨论|商量|研究|评估)(?:一下)?|待讨论|还在想|在想"
     r"|暂定|初步|大概|估计|应该会|可能会|有可能|备选|候选|看情况|回头再(?:定|说|看)|还在(?:比较|评估|考虑|看|调研)|"
     r"调研一下|先看看|评估中|待评估",
     re.I,
@@ -62,8 +63,9 @@ UNSURE = re.compile(r"\b(?:not sure|unsure|undecided)\b|不确定|不一定|待�
 # "not sure (yet) whether X", "还没想好": undecided, so a hedge (pending), never a negation that drops X
 UNDECIDED = re.compile(
     r"\b(?:(?:i'?m|we'?re|i am|we are)\s+)?(?:not (?:yet )?(?:sure|decided|settled|certain)|haven't (?:yet )?decided|"
-    r"have not (?:yet )?decided|still (?:deciding|undecided))(?:\s+yet)?\b|还没想好|没想好|还没定|还没决定|先不定|"
-    r"还不确定|不确定|不一定|还没(?:有)?(?:最终|完全)?(?:确定|定下来|决定)|没(?:最终)?确定",
+    r"have not (?:yet )?decided|still (?:deciding|undecided))(?:\s+yet)?\b|\b(?:nothing(?:'s| is| has been) (?:decided|final|settled)"
+    r"(?: yet)?|not (?:final|set in stone|locked in|settled)(?: yet)?|still open|open question)\b|还没想好|没想好|还没定|还没决定|先不定|"
+    r"还不确定|不确定|不一定|还没(?:有)?(?:最终|完全|正式|真正)?(?:确定|定下来|决定|定|选|想好|拍板|敲定)|没(?:最终|正式)?确定|尚未(?:确定|决定)|未定",
     re.I,
 )
 NEGATION = re.compile(
@@ -197,8 +199,10 @@ PREFERENCE = re.compile(
 )
 MY_PREFERENCE = re.compile(r"\bmy (?:own |personal |general )?(?:favou?rite|preference|preferred)\b|我(?:的)?(?:首选|偏好是)", re.I)
 NEGATIVE_PREFERENCE = re.compile(r"hate|dislike|n't like|not like|can't stand|rather avoid|不喜欢|讨厌", re.I)
+# A capitalised word that opens a sentence without being a name ("Also Jonas owns ...")
+_NOT_FILLER = r"(?!(?:Also|And|But|So|Oh|Ok|Okay|Then|Now|Our|The|Btw|Plus|Yes|Yeah|Sure)\b)"
 OWNER = re.compile(
-    r"(?P<who>\b[A-Z][a-z]{1,20}\b)\s+(?:now\s+|also\s+)?(?:owns|will own|handles|will handle|leads|will lead|"
+    rf"(?P<who>\b{_NOT_FILLER}[A-Z][a-z]{{1,20}}(?:\s+[A-Z][a-z]{{1,20}})?\b)\s+(?:now\s+|also\s+)?(?:owns|will own|handles|will handle|leads|will lead|"
     r"maintains|is responsible for|is in charge of|takes care of|runs|is (?:leading|handling|running|managing|"
     r"taking care of|looking after)|looks after|manages|will manage|will run|will take care of)\s+"
     r"(?:the\s+|our\s+|all (?:the |of the |our )?)?(?P<area>[\w\s./-]{2,40})"
@@ -207,13 +211,14 @@ OWNER = re.compile(
     r"(?P<who_zh2>[\u4e00-\u9fff]{2,3}?|[A-Z][a-z]+)\s*(?:来)?负责(?=[。，,！!；;]|$)",
 )
 ROLE_STATEMENT = re.compile(
-    r"(?P<who>\b[A-Z][a-z]{1,20}(?:\s+[A-Z][a-z]{1,20})?\b)\s+is\s+(?:our|the|now the|now our)\s+(?:new\s+)?"
-    r"(?P<role>[\w\s-]{2,40})"
+    rf"(?P<who>\b{_NOT_FILLER}[A-Z][a-z]{{1,20}}(?:\s+[A-Z][a-z]{{1,20}})?\b)\s+is\s+(?:(?:our|the|now the|now our|now)\s+)?(?:new\s+)?"
+    r"(?P<role>(?:[\w-]+\s+){0,2}(?:lead|manager|designer|owner|on[- ]call|dba|architect|engineer|pm|maintainer)\b"
+    r"|(?<=our |the |now )[\w\s-]{2,40})"
     r"|\b(?i:our|the)\s+(?:new\s+)?(?P<role2>[\w -]{2,30}?)\s+(?:is|will be)\s+(?:now\s+)?"
     r"(?P<who2>[A-Z][a-z]{1,20}(?:\s+[A-Z][a-z]{1,20})?)\b"
     r"|(?P<who_zh>[\u4e00-\u9fff]{2,3}?|[A-Za-z]{2,20})\s*是\s*(?:我们的?|团队的?|项目的?)?(?P<role_zh>[\u4e00-\u9fff\w ]{2,10})"
-    r"|(?:我们的?|团队的?|项目的?)?(?P<role_zh2>[\u4e00-\u9fff\w ]{2,10}?)(?:是|由)\s*"
-    r"(?P<who_zh2>[\u4e00-\u9fff]{2,3}|[A-Z][a-z]+)(?:来当|担任)?(?=[。，,！!；;]|$)",
+    r"|(?:我们的?|团队的?|项目的?)?\s*(?P<role_zh2>[\u4e00-\u9fff\w -]{2,10}?)\s*(?:是|由)\s*"
+    r"(?P<who_zh2>[\u4e00-\u9fff]{2,3}|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)(?:来当|担任)?(?=\s*(?:[。，,！!；;]|this week|$))",
 )
 NOT_A_NAME = frozenset(
     "the this that it our we you they he she there here what which who how why when where also then so and but "

@@ -55,5 +55,5 @@ def _owner_area(area: str) -> str:
         rest = area[phrases[0].end :].strip()
         if not rest or contains_cjk(area):
             return phrases[0].slot.owner_area
-    words = re.findall(r"[\w\u4e00-\u9fff-]+", area)[:3]
+    words = re.findall(r"[\w\u4e00-\u9fff-]+", area.replace("的", " "))[:3]
     return normalize_segment(" ".join(words)) if words else "area"

@@ -178,7 +178,7 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
 
 
 _PRONOUN = re.compile(r"^(?:and\s+|also\s+)?(?P<p>she|he)(?P<be>'s|\s+is)?\b", re.I)
-_NAME = re.compile(r"\b[A-Z][a-z]{2,20}\b")
+_NAME = re.compile(r"\b[A-Z][a-z]{2,20}(?:\s+[A-Z][a-z]{2,20})?\b")
 
 
 def _resolve_pronoun(clause: str, before: str) -> str:
