@@ -63,12 +63,16 @@ def rebind(value: Found, phrase_slot: Slot | None) -> Slot | None:
 def bound_pairs(text: str, values: list[Found], phrases: list[Found]) -> list[Found]:
     """(value, slot) pairs where a slot phrase is attached to a value: "cache: Redis", "Redis for caching"."""
     pairs: list[Found] = []
+    native = {v.slot for v in values if v.slot is not None}
     for phrase in phrases:
         for value in values:
             after = value.start >= phrase.end and _CONNECT_AFTER_SLOT.match(text[phrase.end : value.start])
             before = value.end <= phrase.start and _CONNECT_BEFORE_SLOT.match(text[value.end : phrase.start])
             if after or before:
-                pairs.append(Found(value.start, value.end, value.value, rebind(value, phrase.slot)))
+                # "backend 用 Node 20 + Fastify": Fastify is the backend framework, so Node stays the runtime
+                slot = value.slot if value.slot is not None and phrase.slot in native and value.slot != phrase.slot \
+                    else rebind(value, phrase.slot)
+                pairs.append(Found(value.start, value.end, value.value, slot))
         if not any(p.slot == phrase.slot for p in pairs):
             generic = _generic_after(text, phrase)
             if generic is not None:
@@ -117,7 +121,8 @@ def _generic_after(text: str, phrase: Found) -> Found | None:
 
 _NOT_NAME_WORD = re.compile(
     r"^(?:\w+(?:ed|ing)|run|built|written|done|set|made|up|out|also|still|now|currently|just|always|never|very|"
-    r"really|pretty|quite|too|so|being|going|fine|good|great|bad|slow|fast|ok|okay|important|ready|broken)$",
+    r"really|pretty|quite|too|so|being|going|fine|good|great|bad|slow|fast|ok|okay|important|ready|broken|weak|strong|"
+    r"noisy|silly|cheap|expensive|solid|nice|easy|hard|simple|heavy|light)$",
     re.I,
 )
 
@@ -147,13 +152,23 @@ _OPEN_VALUE = re.compile(
     r"introduc(?:e|ing|ed)|bring(?:ing)? in|stay(?:s|ing)? (?:on|with)|will be|going all in on|all in on|"
     r"(?:is|are) (?:run|built|done|managed|handled|tracked|hosted|deployed) (?:with|on|in|by|via)))"
     r"\s+(?:(?i:the|our|a|an)\s+)?(?P<v>[A-Z0-9][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,3})"
-    r"|(?P<vw>[A-Z][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,2})\s+(?i:is|was)\s+what\s+(?i:we|i)(?:'ve|'re)?\s+"
+    r"|(?P<vw>[A-Z][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,2})\s+(?:(?i:is|was)\s+what\s+(?i:we|i)(?:'ve|'re)?\s+"
     r"(?i:picked|chose|use|used|went with|decided on|settled on|are using|'re using)"  # "X is what we picked"
+    r"|(?i:it is|it'?ll be|is the (?:one|winner|pick|choice|standard|plan)|(?:is|got) (?:approved|signed off|green-?lit)|"
+    r"wins|won)\b)"  # "Dialogue Manager it is", "R2 is approved"
+    r"|^(?:[A-Za-z][\w /-]{1,30}?|[\u4e00-\u9fff][\w\u4e00-\u9fff ]{0,10}?)\s*[:：]\s*"
+    r"(?P<vc>[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})(?=\s*(?:[,，.。;；!！]|$|\s+(?:for|with|and|but)\b))"  # "Sync engine: Yjs"
     r"|(?i:\b(?:use|using|go(?:ing)? with|switch(?:ed|ing)? to|mov(?:e|ed|ing) to|pick(?:ed)?|chose|settled? on)"
     r"\s+(?P<vl>[a-z][\w.+#/-]*[a-z0-9])(?=\s+(?:for|as|to)\s))"  # "we use tox for testing": lowercase, then a slot
-    r"|(?:用的是|选的是|用|使用|采用|选用|选|改用|换成|换用|定为|定成|部署在|托管在|跑在|迁移到|切换到|切到|走)了?\s*"
+    r"|(?:用的是|选的是|用|使用|采用|选用|选|改用|换成|换用|定为|定成|部署在|托管在|跑在|迁移到|切换到|切到|走|上|就)了?\s*"
+    r"(?:(?:我们)?自研的|自己的|一个叫|叫)?\s*"
     r"(?P<vz>[A-Za-z][\w.+#/-]*(?:[ \t]+[A-Za-z][\w.+#/-]*){0,2})"
 )
+
+
+# "Sync engine: Yjs", "错误追踪：Honeybadger": a slot phrase, a colon, a name
+COLON_VALUE = re.compile(r"^(?:[A-Za-z][\w /-]{1,30}?|[\u4e00-\u9fff][\w\u4e00-\u9fff ]{0,10}?)\s*[:：]\s*"
+                         r"[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2}\s*[,，.。;；!！]?$")
 
 
 def _extend(text: str, value: Found, taken: list[Found]) -> Found:
@@ -200,7 +215,7 @@ def open_values(text: str, known: list[Found] | None = None) -> list[Found]:
                 not any(k.start < m.end("v") and start < k.end for k in known):
             out.append(Found(start, m.end("v"), value, None))
     for m in _OPEN_VALUE.finditer(text):
-        group = next(g for g in ("v", "vw", "vl", "vz") if m.group(g))
+        group = next(g for g in ("v", "vw", "vl", "vz", "vc") if m.group(g))
         if group == "vl" and (m.group(group).lower() in _COMMON_WORDS or not find_phrases(text[m.end(group):])):
             continue
         start, end = m.start(group), m.start(group)
@@ -227,9 +242,24 @@ def leading_name(text: str, context: str) -> list[Found]:
     return [Found(m.start(1), m.end(1), m.group(1).rstrip(".,"), slots.pop())]
 
 
+# "Node 已经升到 22", "Python 版本统一 3.11", "upgraded Postgres to 17": a version said apart from its name
+_VERSION_AFTER = re.compile(
+    r"\s*(?:的)?(?:版本|version)?\s*(?:已经|now|also)?\s*(?:统一(?:用|为)?|还是|升到了?|升级到了?|升级为|(?:is|was)? ?(?:upgraded|bumped|"
+    r"pinned) to|is now on|to|at|on)\s*v?(?P<n>\d+(?:\.\d+)*)(?![\w.])", re.I)
+
+
+def _with_version(text: str, value: Found) -> Found:
+    if re.search(r"\d", value.value):
+        return value
+    m = _VERSION_AFTER.match(text, value.end)
+    if not m:
+        return value
+    return Found(value.start, m.end("n"), f"{value.value} {m.group('n')}", value.slot, value.canonical)
+
+
 def pairs_in(text: str) -> list[Found]:
     """The (value, slot) pairs a clause states, bound pairs first, rejected alternatives removed."""
-    known = [v for v in find_values(text) if REDACTED not in v.value]
+    known = [_with_version(text, v) for v in find_values(text) if REDACTED not in v.value]
     extended = [_extend(text, v, known) for v in known]
     known = [v for v in extended if not any(o.start < v.start < o.end for o in extended)]
     values = sorted(known + open_values(text, known), key=lambda v: v.start)

@@ -24,7 +24,9 @@ from z0_memory.offline.extraction.cues import (
 )
 from z0_memory.offline.extraction.model import CONF_HEDGE, CONF_UNSURE, ExistingMemory, Statement, TurnMessage
 from z0_memory.offline.extraction.statements import Acceptance, analyse_sentence
-from z0_memory.offline.extraction.vocabulary import find_values, norm_value, term_pattern
+from z0_memory.offline.extraction.answers import question_subject
+from z0_memory.offline.extraction.unknown_slots import own_name_slot, unknown_slot
+from z0_memory.offline.extraction.vocabulary import find_phrases, find_values, norm_value, term_pattern
 from z0_memory.redaction import REDACTED, redact_secrets
 from z0_memory.schemas import Candidate, normalize_segment
 from z0_memory.text import contains_cjk
@@ -52,6 +54,24 @@ def _bare_hedge(sentence: str) -> bool:
     return len(re.findall(r"[A-Za-z][\w'-]*", rest)) + len(re.findall(r"[\u3400-\u9fff]", rest)) // 2 <= 3
 
 
+_IT = re.compile(r"\b(?:it|that|that one|this one)\b|它|这个", re.I)
+
+
+def _pronoun_hedge(sentence: str, previous_text: str) -> list[Statement]:
+    """"Is RSpec what the team uses? I'm not sure yet whether we'll standardise on it.": an undecided sentence whose
+    only object is a pronoun is about the one value the sentence before named (even a question)."""
+    if not (UNDECIDED.search(sentence) or HEDGE.search(sentence)) or find_values(sentence) or not _IT.search(sentence):
+        return []
+    named = {norm_value(v.value): v.value for v in [*find_values(previous_text), *open_values(previous_text)]}
+    if len(named) != 1:
+        return []
+    value = next(iter(named.values()))
+    found, _ = analyse_sentence(_IT.sub(lambda m: value, sentence, count=1))
+    for s in found:
+        _hedge(s, sentence)
+    return found
+
+
 def _hedge(s: Statement, cue: str) -> None:
     if s.kind != "preference":
         s.hedged, s.confirms = True, False
@@ -76,6 +96,8 @@ def _analyse_message(text: str, ignored: list[str]) -> tuple[list[Statement], Ac
             previous, previous_text = [], sentence
             continue
         found, bare = analyse_sentence(sentence)
+        if not found and previous_text:
+            found = _pronoun_hedge(sentence, previous_text)
         if not found and previous and _bare_hedge(sentence):
             for s in previous:  # "数据库用 MySQL。不过还没最终定。": a hedge on its own hedges the sentence before
                 _hedge(s, sentence)
@@ -140,8 +162,24 @@ def _link_keyless(s: Statement, existing: Sequence[ExistingMemory], project: str
     return None
 
 
+def _adopt_stored_key(s: Statement, key: str | None, existing: Sequence[ExistingMemory]) -> str | None:
+    """A value the store already holds (or holds pending) under one key is that key's value, unless the clause
+    itself names another slot: "Dialogue Manager it is" confirms the pending dialogue-system choice."""
+    if key is None or s.value is None or s.kind == "preference" or s.category_override == "people":
+        return key
+    same = {m.key for m in existing if m.key and m.value and norm_value(m.value) == norm_value(s.value)}
+    if len(same) != 1 or key in same:
+        return key
+    other = next(iter(same))
+    if s.slot is not None and any(p.slot == s.slot for p in find_phrases(s.text)):
+        return key  # "Redis for the queue too": the clause files it itself
+    if s.entity_override and unknown_slot(s.text, s.value) == (s.category_override, s.entity_override):
+        return key
+    return other
+
+
 def _candidate(s: Statement, project: str, existing: Sequence[ExistingMemory], ids: list[str]) -> Candidate | None:
-    key = key_for(s, project)
+    key = _adopt_stored_key(s, key_for(s, project), existing)
     if s.value is not None and (REDACTED in s.value or not s.value.strip()):
         return None
     same_as, supersedes, confirms = _link(s, key, existing, project)
@@ -228,8 +266,13 @@ def extract_candidates(
         slot = topic_slot(state.previous_assistant)
         for s in statements:  # "Let's go with Hummingbird." after "Which backend framework?": the topic names the key
             if s.slot is None and s.value and s.category_override is None and s.kind != "preference":
-                if slot is not None:
+                named = unknown_slot(s.text, s.value)  # the user's own slot phrase first ("Sync engine: Yjs")
+                if named is None and slot is not None:
                     s.slot = slot
+                    continue
+                named = named or question_subject(state.previous_assistant) or own_name_slot(s.value)
+                if named is not None:
+                    s.category_override, s.entity_override = named
                 else:
                     s.value = None
         if accepted in ("strong", "weak") and not any(s.slot for s in statements):

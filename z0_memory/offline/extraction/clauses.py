@@ -62,6 +62,7 @@ def split_sentences(text: str) -> list[str]:
 
 _CLAUSE_SPLIT = re.compile(
     r"\s*[,，、]\s*(?:(?:and|but|while|whereas|so|then|also)\b\s*|(?:但是?|而且|而|不过|所以|然后|同时|并且))?"
+    r"|\s+[—–]+\s*|\s*[—–]+\s+|\s+-{1,2}\s+"  # a dash between clauses ("we use Postgres 16 — I think I told you")
     r"|\s+(?:but|whereas|while)\s+|\s+and\s+(?=(?:we|I|[A-Z][a-z]+|the|our|all|use|format|lint|test|deploy|host)\b)"
     r"|\s+and\s+(?=[\w.-]+(?:\s+[\w.-]+)?\s+(?:is|are|will|runs?|goes|uses?|lives?|stays?)\b)"
 )

@@ -49,7 +49,7 @@ HEDGE_PROPOSAL = re.compile(
     r"pick(?:ing)?|choos(?:e|ing)|whether|tentative(?:ly)?|makes? (?:the most |more )?sense|(?:good|better|best) fit|"
     r"fits?|suits?|go for|worth|likely|potentially|provisionally|pencil(?:l?ed)? in|evaluating|exploring|"
     r"looking (?:at|into)|shortlist(?:ed)?|trial(?:l?ing)|prototyping|playing|could|toying|candidate|promising|"
-    r"change|if|case|eventually|someday)\b|如果|万一|到时候|比较好|更合适|更好|待定|暂时|临时|应该|试着|犹豫|暂定|初步|大概|估计|应该会|备选|候选|调研|评估|也行|也可以|不错|值得"
+    r"change|if|case|eventually|someday|it'?ll be|it will be|would be|we'?d (?:use|go with|pick))\b|如果|万一|到时候|比较好|更合适|更好|待定|暂时|临时|应该|试着|犹豫|暂定|初步|大概|估计|应该会|备选|候选|调研|评估|也行|也可以|不错|值得"
     r"|也许|或许|可能|说不定|要不|试|考虑|倾向|用|换|选|上",
     re.I,
 )
@@ -84,7 +84,7 @@ CONFIRM_PREFIX = re.compile(
     re.I,
 )
 CONFIRM_ANYWHERE = re.compile(
-    r"\b(?:confirmed|agreed|final|it is|that's settled|settled)\b|(?<![没不未])(?:最终)?(?:确定|确认)|就这么定|(?<![没不未])定了", re.I
+    r"\b(?:confirmed|agreed|final|it is|that's settled|settled|approved|signed off|green-?lit|decision made)\b|(?<![没不未])(?:最终)?(?:确定|确认)|就这么定|(?<![没不未])定了", re.I
 )
 ACCEPT_ONLY = re.compile(
     r"^(?:let'?s (?:do|go with|use|try) (?:that|it|this|those)|(?:go|going) with (?:that|it|this|your suggestion)|"
@@ -157,9 +157,9 @@ DECISION = re.compile(
     r"\b(?:we(?:'ll| will| shall| are going to| 're going to)|let'?s|let us|going with|go with|we(?:'ve| have)? "
     r"decided|decided|decision|we chose|chose|we picked|picked|(?:we(?:'ve)? )?settled on|standardi[sz]e on|"
     r"from now on|going forward|it is|stick(?:ing)? with|switch(?:ing)? to|mov(?:e|ing) to|migrat(?:e|ing) to|"
-    r"adopt(?:ing)?|i meant|correction|i misspoke|(?:it|that) should be|ended up (?:with|going with|picking|using|choosing|on)|opt(?:ed|ing)? for|picking|choosing|went with|"
+    r"adopt(?:ing)?|upgraded|bumped|approved|signed off|green-?lit|wins|won|(?:is|as) the (?:standard|default)|i meant|correction|i misspoke|(?:it|that) should be|ended up (?:with|going with|picking|using|choosing|on)|opt(?:ed|ing)? for|picking|choosing|went with|"
     r"will be (?:built|written|done|using)|is going to be)\b|^(?:use|pick|choose)\b"
-    r"|决定|定为|定成|定了|更正|纠正|说错了|应该是|其实是|就用|直接用|选用|采用|选定|(?:我们|就)(?:最终|最后|还是|也)?选(?:了|择)?|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|先定|准备用|打算用|计划用|就这么定|用.{1,30}吧[。！!]?$",
+    r"|决定|定为|定成|定了|升到|升级到|升级为|更正|纠正|说错了|应该是|其实是|就用|直接用|选用|采用|选定|(?:我们|就)(?:最终|最后|还是|也)?选(?:了|择)?|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|先定|准备用|打算用|计划用|就这么定|用.{1,30}吧[。！!]?$",
     re.I,
 )
 STRONG_DECISION = re.compile(r"\b(?:decided|decision)\b|决定", re.I)

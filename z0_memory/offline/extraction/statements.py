@@ -5,7 +5,15 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from z0_memory.offline.extraction.binding import bound_pairs, is_rejected, leading_name, open_values, pairs_in
+from z0_memory.offline.extraction.binding import (
+    COLON_VALUE,
+    bound_pairs,
+    is_rejected,
+    leading_name,
+    looks_like_a_name,
+    open_values,
+    pairs_in,
+)
 from z0_memory.offline.extraction.clauses import (
     content_terms,
     is_chitchat,
@@ -120,6 +128,11 @@ def _switch_statement(sentence: str, *, hedged: bool, confirms: bool) -> tuple[S
         if not m:
             continue
         new_pairs = pairs_in(m.group("new")) or leading_name(m.group("new"), body)
+        old_first = m.groupdict().get("old") is not None and m.start("old") < m.start("new")
+        lead = _leading_new(m.group("new"), body[: m.start("new")], m.groupdict().get("old") or "") \
+            if old_first or m.groupdict().get("old") is None else None
+        if lead is not None and (not new_pairs or new_pairs[0].start > lead.start):
+            new_pairs = [lead]  # "换成 VictoriaMetrics，现在 Prometheus ...": the name right after the verb is the new one
         if not new_pairs:
             continue
         new = new_pairs[0]
@@ -146,6 +159,27 @@ def _switch_statement(sentence: str, *, hedged: bool, confirms: bool) -> tuple[S
     return None
 
 
+_LEADING_NAME = re.compile(r"(?:the\s+|our\s+)?(?P<v>[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})")
+
+
+def _leading_new(new_text: str, before_new: str, old_text: str) -> Found | None:
+    """The name a switch's target starts with ("to AppSignal, it bundles ..."), filed under the old value's slot,
+    else the slot phrase nearest before it; None when it is not a name or no slot files it."""
+    m = _LEADING_NAME.match(new_text)
+    if not m or REDACTED in m.group("v") or not looks_like_a_name(m.group("v")):
+        return None
+    known = find_values(m.group("v"))
+    if (known and known[0].start == 0) or any(p.start == 0 for p in find_phrases(m.group("v"))):
+        return None  # a known value (pairs_in found it) or a slot's name ("Payments might go ...")
+    value = m.group("v").rstrip(".,")
+    old = [v.slot for v in find_values(old_text) if v.slot is not None]
+    before = [p.slot for p in find_phrases(before_new) if p.slot is not None]  # the slot phrase nearest the verb
+    slot = old[0] if old else (before[-1] if before else None)
+    if slot is None:
+        return None
+    return Found(m.start("v"), m.start("v") + len(value), value, slot)
+
+
 def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal: bool) -> list[Statement]:
     body, why = split_rationale(sentence)
     ctx = ClauseContext()
@@ -162,6 +196,8 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
         if mode == "skip":
             _attach_rejection(out, clause)
             continue
+        if mode == "hedge" and out and _SAYING.search(clause) and not pairs_in(clause):
+            continue  # "..., I think I told you already": about the conversation, not a hedge on the statement
         if mode == "hedge" and out and not pairs_in(clause) and not find_phrases(clause):
             _hedge_previous(out, clause)  # "We'll use Redis, probably": a bare hedge clause hedges the one before
             continue
@@ -177,6 +213,7 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
     return out
 
 
+_SAYING = re.compile(r"\b(?:told|said|mentioned|wrote|asked)\b|说过|提过|讲过|告诉过", re.I)
 _PRONOUN = re.compile(r"^(?:and\s+|also\s+)?(?P<p>she|he)(?P<be>'s|\s+is)?\b", re.I)
 _NAME = re.compile(r"\b[A-Z][a-z]{2,20}(?:\s+[A-Z][a-z]{2,20})?\b")
 
@@ -237,6 +274,8 @@ def _clause_mode(
         return "decision", None, False
     if FACT.search(clause) or OWNER.search(clause) or ROLE_STATEMENT.search(clause) or has_bound_pair(clause):
         return "fact", None, False
+    if COLON_VALUE.match(clause):
+        return "decision", None, False  # "Sync engine: Yjs": a slot phrase, a colon and a name
     if ctx.mode in ("decision", "fact", "preference", "hedge"):
         return ctx.mode, ctx.person, ctx.negative
     if _nominal(clause):
@@ -246,7 +285,8 @@ def _clause_mode(
 
 _FILLER = re.compile(
     r"\b(?:so|then|ok(?:ay)?|and|with|plus|the|a|an|on|for|our|we|just|also|too|as well|both|all|"
-    r"mobile first|to start|for now|for the|on top|obviously|of course)\b|[,，.。!！:：+&/]|还是|就|吧|和|加上|配合|先",
+    r"mobile first|to start|for now|for the|on top|obviously|of course)\b|[,，.。!！:：+&/]|还是|就|吧|和|加上|配合|先|"
+    r"另外|还有|其实|对了|目前|现在|依然|仍然|继续用?",
     re.I,
 )
 

@@ -48,7 +48,7 @@ SLOTS: tuple[Slot, ...] = (
     _slot("stack", "language", "language", "开发语言",
           "programming language;language;编程语言;开发语言;语言",
           "TypeScript;JavaScript;Python;Golang|=Go|Go 语言|Go语言;Rust;Java;Kotlin;Ruby;Elixir;C#;Swift;Zig"),
-    _slot("stack", "runtime", "runtime", "运行时", "runtime;运行时", "Node.js|NodeJS;Deno;Bun"),
+    _slot("stack", "runtime", "runtime", "运行时", "runtime;运行时", "Node.js|NodeJS|=Node;Deno;Bun"),
     _slot("stack", "css", "styling", "样式方案",
           "css framework;styling;css;样式方案;样式", "Tailwind CSS|Tailwind|TailwindCSS;Bootstrap;CSS Modules;"
           "styled-components;UnoCSS;Sass"),
