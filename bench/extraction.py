@@ -17,7 +17,7 @@ What is scored is what the tables say, not what the extractor returned: before a
 reads z0_facts, z0_memories (keyless rows) and z0_pending of the project, and turns the difference into writes:
 
   new fact version 1 ........................... persist (confirm, when a pending row of that key disappeared)
-  new fact version > 1 ......................... supersede
+  new fact version > 1 ......................... supersede (duplicate when it keeps the value: a new reason)
   fact or memory confirmations went up ......... duplicate
   new keyless memory ........................... persist (confirm, when a keyless pending row disappeared)
   new pending row, or its confirmations up ..... pending
@@ -152,7 +152,7 @@ class Report:
 async def snapshot(memory: Z0Memory, project: str) -> Snapshot:
     async with memory.db.connection() as conn:
         facts = await (await conn.execute(
-            "SELECT f.id, f.category, f.entity, f.value, f.version, f.valid_to, f.confirmations, m.kind, m.content "
+            "SELECT f.id, f.category, f.entity, f.value, f.version, f.valid_to, f.confirmations, f.rationale, m.kind, m.content "
             "FROM z0_facts f LEFT JOIN z0_memories m ON m.project = f.project AND m.user_id = f.user_id "
             "AND m.fact_key = f.project || ':' || f.category || ':' || f.entity AND m.fact_version = f.version "
             "WHERE f.project = %s", [project])).fetchall()
@@ -199,10 +199,14 @@ def writes(before: Snapshot, after: Snapshot, project: str) -> tuple[list[dict[s
         old = before.facts.get(fid)
         if old is None:
             if row["version"] > 1:
-                outcome = "supersede"
                 prev = next((r for r in before.facts.values() if _key(r, project) == key
                              and r["version"] == row["version"] - 1), None)
-                duplicates += prev is not None and _norm(prev["value"]) == _norm(row["value"])
+                # the same value again with a new reason is a new version (writes.py, "fact_revised"): it restates
+                # the fact, so it is scored as a duplicate; a same-value version without a new reason is a duplicate
+                # created
+                same = prev is not None and _norm(prev["value"]) == _norm(row["value"])
+                outcome = "duplicate" if same else "supersede"
+                duplicates += same and (prev["rationale"] or "") == (row["rationale"] or "")
             else:
                 outcome = "confirm" if key in gone_keys else "persist"
             out.append({"kind": row["kind"] or "fact", "key": key, "value": row["value"], "outcome": outcome})
