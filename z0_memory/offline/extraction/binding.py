@@ -133,8 +133,24 @@ def looks_like_a_name(value: str) -> bool:
     return not (first in NOT_A_NAME or first in ENGLISH_STOPWORDS or _NOT_NAME_WORD.match(first))
 
 
+_LIST_ITEM_BEFORE = re.compile(
+    r"(?:[A-Z][\w.#/&-]*(?:\s+[A-Z0-9][\w.#/&-]*)?|[a-z][\w.#/&-]*)\s*(?:\+|&|,|、|和|及|\band|\bor|或)\s*$")
+
+
 def is_rejected(text: str, found: Found) -> bool:
-    return bool(REJECTED_BEFORE.search(text[: found.start]))
+    """Rejected where it is named ("rather than Koa", "不用 Jest"), also as the later item of a rejected list
+    ("we ditched ESLint + Prettier")."""
+    before = text[: found.start]
+    if REJECTED_BEFORE.search(before):
+        return True
+    for _ in range(4):  # walk back over the list's earlier items
+        item = _LIST_ITEM_BEFORE.search(before)
+        if not item:
+            return False
+        before = before[: item.start()]
+        if REJECTED_BEFORE.search(before):
+            return True
+    return False
 
 
 # Words that end a value's name ("Redis cluster", "Hono app"): the thing's kind, not its name.
@@ -171,8 +187,28 @@ COLON_VALUE = re.compile(r"^(?:[A-Za-z][\w /-]{1,30}?|[\u4e00-\u9fff][\w\u4e00-\
                          r"[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2}\s*[,，.。;；!！]?$")
 
 
+_NAME_PLUS_BEFORE = re.compile(r"(?<![\w.+#/&-])([A-Z][\w.#/&-]*)\s*\+\s*$")
+_PLUS_NAME = re.compile(r"\s*\+\s*([A-Z][\w.+#/&-]*(?:[ \t]+(?:[A-Z][\w.+#/&-]*|\d+(?:\.\d+)*))*)")
+
+
 def _extend(text: str, value: Found, taken: list[Found]) -> Found:
-    """A known value followed by capitalised name words is a longer name ("NATS JetStream", "React Native")."""
+    """A known value followed by capitalised name words is a longer name ("NATS JetStream", "React Native"); joined
+    by "+" to a name of its own slot or to one the vocabulary does not know, one combined value ("Taro + React",
+    "Prometheus + Thanos"); "Node 20 + Fastify" stays two values of two slots."""
+    value = _extend_words(text, value, taken)
+    lead = _NAME_PLUS_BEFORE.search(text, 0, value.start)
+    if lead and not any(t.start == lead.start(1) and t.slot != value.slot for t in taken):
+        value = Found(lead.start(1), value.end, text[lead.start(1):value.end], value.slot, value.canonical)
+    plus = _PLUS_NAME.match(text, value.end)
+    if plus:
+        other = next((t for t in taken if t.start == plus.start(1)), None)
+        if other is None or other.slot == value.slot:
+            end = plus.end(1) if other is None else max(plus.end(1), other.end)
+            return Found(value.start, end, text[value.start:end], value.slot, value.canonical)
+    return value
+
+
+def _extend_words(text: str, value: Found, taken: list[Found]) -> Found:
     end = value.end
     for _ in range(3):
         m = _NAME_AFTER.match(text, end)
