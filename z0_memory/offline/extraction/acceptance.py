@@ -137,7 +137,8 @@ def short_answer(text: str, question: TurnMessage | None) -> list[Statement]:
             looks_like_a_name(name.group("v")) else []
     if len({v.value for v in values}) != 1:
         return []
-    asked_slots = [p.slot for p in find_phrases(asked[-1])]
+    # the slot the question names, else the slot of a value it offers ("Sidekiq for the jobs?" -> the job queue)
+    asked_slots = [p.slot for p in find_phrases(asked[-1])] or [v.slot for v in find_values(asked[-1]) if v.slot]
     slot = rebind(values[0], asked_slots[0]) if asked_slots else values[0].slot
     subject = question_subject(question) if slot is None else None
     if slot is None and subject is None:

@@ -174,7 +174,9 @@ def _leading_new(new_text: str, before_new: str, old_text: str) -> Found | None:
     value = m.group("v").rstrip(".,")
     old = [v.slot for v in find_values(old_text) if v.slot is not None]
     before = [p.slot for p in find_phrases(before_new) if p.slot is not None]  # the slot phrase nearest the verb
-    slot = old[0] if old else (before[-1] if before else None)
+    later = [v.slot for v in find_values(new_text[m.end("v"):]) if v.slot is not None]
+    # the old value's slot, else the slot phrase nearest before, else the slot of a rival named after it
+    slot = old[0] if old else (before[-1] if before else (later[0] if later else None))
     if slot is None:
         return None
     return Found(m.start("v"), m.start("v") + len(value), value, slot)
@@ -399,7 +401,7 @@ def _keyless(clause: str, mode: Mode, sentence: str) -> list[Statement]:
     if mode == "decision" and STRONG_DECISION.search(clause) and _substantive(clause):
         return [Statement(kind="decision", slot=None, value=None, confidence=CONF_DECISION, text=sentence)]
     named = [v for v in open_values(clause) if not is_rejected(clause, v)]
-    if named and mode in ("decision", "fact", "hedge") and _substantive(clause):
+    if named and mode in ("decision", "fact", "hedge") and (_substantive(clause) or mode == "decision"):
         kind = "decision" if mode != "fact" or DECISION.search(clause) else "fact"
         conf = {"hedge": CONF_HEDGE, "decision": CONF_DECISION}.get(mode, CONF_KEYLESS)
         return [Statement(kind=kind, slot=None, value=named[0].value, confidence=conf, text=clause,

@@ -1,0 +1,144 @@
+"""Round 2 of issue 16: general behaviours measured on text written outside the project, each tested here with
+sentences of our own (English and Chinese); none comes from the labelled data sets.
+"""
+
+from __future__ import annotations
+
+from z0_memory.offline.extractor import ExistingMemory, TurnMessage, extract_candidates
+from z0_memory.schemas import Candidate
+
+P = "demo"
+
+
+def run(*texts: str, existing: tuple[ExistingMemory, ...] = ()) -> list[Candidate]:
+    """Extract one turn: "A: ..." texts are assistant messages, anything else the user's."""
+    messages = [TurnMessage("assistant", t[3:], f"a{i}") if t.startswith("A: ") else TurnMessage("user", t, f"u{i}")
+                for i, t in enumerate(texts)]
+    return extract_candidates(messages, project=P, existing=existing)
+
+
+def by_key(candidates: list[Candidate]) -> dict[str | None, Candidate]:
+    return {c.key: c for c in candidates}
+
+
+def firm(c: Candidate) -> bool:
+    return not c.hedged and c.confidence >= 0.6
+
+
+# A reply leads with its answer, then goes on ------------------------------------------------------------------
+
+
+def test_a_reply_that_leads_with_the_answer_en() -> None:
+    got = by_key(run("A: Which search engine do you want?", "Typesense. The hosted plan is cheap and it's fast."))
+    assert got[f"{P}:database:search"].value == "Typesense" and firm(got[f"{P}:database:search"])
+    nah = by_key(run("A: Sidekiq for the jobs?", "nah, Oban. it runs inside Postgres so one less service"))
+    assert nah[f"{P}:stack:queue"].value == "Oban"
+
+
+def test_a_reply_that_leads_with_the_answer_zh() -> None:
+    got = by_key(run("A: 缓存用什么？", "Valkey，许可证更友好。"))
+    assert got[f"{P}:database:cache"].value == "Valkey"
+
+
+def test_a_refusal_leads_with_nothing() -> None:
+    got = run("A: Shall I add RabbitMQ for the queue?", "no, not RabbitMQ. Redis streams are enough for now.")
+    assert all(c.value != "RabbitMQ" for c in got)
+
+
+# Keys for slots the vocabulary lacks: the user's phrase, the question's subject, the value's own name -----------
+
+
+def test_unknown_slot_named_by_the_users_phrase() -> None:
+    got = by_key(run("Feature flags: Unleash."))
+    assert got[f"{P}:stack:feature_flags"].value == "Unleash" and firm(got[f"{P}:stack:feature_flags"])
+    zh = by_key(run("规则引擎用的是我们自研的 Mallow。"))
+    assert zh[f"{P}:stack:规则引擎"].value == "Mallow"
+
+
+def test_unknown_slot_named_by_the_assistants_question() -> None:
+    got = by_key(run("A: 好的。特征平台呢？", "Hopsworks，团队用过。"))
+    assert got[f"{P}:stack:特征平台"].value == "Hopsworks"
+    en = by_key(run("A: What CMS are you using?", "Payload, self-hosted."))
+    assert en[f"{P}:stack:cms"].value == "Payload"
+
+
+def test_a_value_stays_under_the_key_it_already_has() -> None:
+    pending = ExistingMemory(1, "demo physics engine: Rapier (tentative)", f"{P}:stack:physics_engine", "Rapier",
+                             pending=True)
+    got = run("tests went fine, Rapier it is", existing=(pending,))
+    assert [(c.key, c.value, c.confirms) for c in got] == [(f"{P}:stack:physics_engine", "Rapier", True)]
+
+
+# Hedges: a later sentence or clause that only hedges; Chinese undecided cues; a pronoun ----------------------------
+
+
+def test_a_sentence_that_only_hedges_hedges_the_one_before() -> None:
+    [c] = run("We'll use Pulsar for events. Not final though.")
+    assert (c.value, c.hedged) == ("Pulsar", True)
+    [zh] = run("消息队列用 Pulsar。不过还没最终定。")
+    assert (zh.value, zh.hedged) == ("Pulsar", True)
+
+
+def test_a_longer_sentence_with_a_hedge_leaves_the_firm_one_alone() -> None:
+    got = by_key(run("A: Where does the data go?", "ClickHouse. Maybe we'll also mirror cold rows to a bucket later."))
+    assert firm(got[f"{P}:database:warehouse"])
+
+
+def test_chinese_undecided_cues_hedge_their_clause() -> None:
+    for text in ("前端框架还没选，倾向 Svelte。", "数据库用 MariaDB 吧，不过还没最终定。", "队列用 NATS，还要再评估一下。"):
+        [c] = run(text)
+        assert c.hedged and not firm(c), text
+
+
+def test_an_undecided_sentence_about_it_hedges_the_value_named_before() -> None:
+    [c] = run("Is Playwright what the QA folks use? I'm not sure yet whether we'll adopt it.")
+    assert (c.key, c.value, c.hedged) == (f"{P}:tooling:e2e_testing", "Playwright", True)
+    [zh] = run("Pulsar 怎么样？还没想好要不要用它做消息队列。")
+    assert (zh.value, zh.hedged) == ("Pulsar", True)
+
+
+def test_a_remark_about_the_conversation_hedges_nothing() -> None:
+    [c] = run("Remember that we use MariaDB — I think I mentioned it last week.")
+    assert c.value == "MariaDB" and firm(c)
+
+
+# Switches, versions, lists --------------------------------------------------------------------------------------
+
+
+def test_the_switch_target_is_the_name_right_after_the_verb() -> None:
+    got = by_key(run("We're moving to Highlight.io, it bundles session replay and Sentry's replay is weak."))
+    assert got[f"{P}:tooling:monitoring"].value == "Highlight.io"
+    zh = by_key(run("CI 从 Jenkins 换到 Buildkite 了，Jenkins 的插件太乱。"))
+    assert zh[f"{P}:tooling:ci"].value == "Buildkite"
+
+
+def test_a_version_said_apart_from_its_name() -> None:
+    assert by_key(run("其实 Postgres 已经升到 17 了。"))[f"{P}:database:database"].value == "Postgres 17"
+    assert by_key(run("We upgraded Python to 3.13 last sprint."))[f"{P}:stack:language"].value == "Python 3.13"
+
+
+def test_plus_joins_one_slots_names_and_keeps_two_slots_apart() -> None:
+    assert by_key(run("监控用 Grafana + Mimir。"))[f"{P}:tooling:monitoring"].value == "Grafana + Mimir"
+    got = by_key(run("the API is Bun + Elysia"))
+    assert got[f"{P}:stack:runtime"].value == "Bun" and got[f"{P}:stack:backend_framework"].value == "Elysia"
+
+
+def test_every_item_of_a_rejected_list_is_rejected() -> None:
+    got = run("Formatting: dprint, we dropped ESLint + Prettier after the upgrade mess.")
+    assert [c.value for c in got] == ["dprint"]
+
+
+def test_refused_values_are_never_stated_later_in_the_message() -> None:
+    got = run("no, not MongoDB. We're on CouchDB, MongoDB burned us before.")
+    assert all(c.value != "MongoDB" for c in got)
+
+
+# People ------------------------------------------------------------------------------------------------------------
+
+
+def test_two_word_names_and_roles_without_an_article() -> None:
+    assert by_key(run("Ana Lima owns the billing service."))[f"{P}:people:billing_service_owner"].value == "Ana Lima"
+    assert by_key(run("Omar Haddad is release manager from next week."))[f"{P}:people:release_manager"].value \
+        == "Omar Haddad"
+    assert by_key(run("tech lead 是 Wei Zhang，架构问题找他。"))[f"{P}:people:tech_lead"].value == "Wei Zhang"
+    assert by_key(run("Also Noor joined, she owns the mobile app."))[f"{P}:people:mobile_app_owner"].value == "Noor"
