@@ -85,6 +85,9 @@ def _claims(text: str, existing: Sequence[ExistingMemory], project: str) -> list
             if pair.slot is not None:
                 found.append(Statement(kind="fact", slot=pair.slot, value=pair.value, text=sentence.strip(),
                                        confidence=CONF_RESOLVED_CONFIRM, confirms=True, said_by="assistant"))
+    settled = {m.key for m in existing if m.key and not m.pending}
+    # a bare "对的" to the assistant's restatement confirms it; it does not replace a value the user settled
+    found = [s for s in found if key_for(s, project) not in settled]
     return _one_value_per_key(found, existing, project)
 
 
@@ -157,12 +160,17 @@ def leading_answer(text: str, question: TurnMessage | None) -> list[Statement]:
     return short_answer(clause, question) if clause else []
 
 
+# A slot word used in passing ("popular addons with good docs") does not make the message about that slot
+_IN_PASSING = re.compile(r"\b(?:with|has|have|their|its|good|great|nice|solid|better|decent)\s+(?:\w+\s+)?(?:docs|"
+                         r"documentation|tests|testing|search|logging|monitoring|caching|support|tooling)\b", re.I)
+
+
 def topic_slot(assistant: TurnMessage | None) -> Slot | None:
     """The one slot the assistant's message is about: its closing question's, else the whole message's."""
     if assistant is None:
         return None
     sentences = split_sentences(strip_noise(assistant.text))
-    for chosen in ([s for s in sentences if is_question(s)][-1:], sentences):
+    for chosen in ([s for s in sentences if is_question(s)][-1:], [s for s in sentences if not _IN_PASSING.search(s)]):
         slots = {p.slot for s in chosen for p in find_phrases(s) if p.slot is not None}
         if len(slots) == 1:
             return slots.pop()

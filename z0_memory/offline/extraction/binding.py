@@ -200,7 +200,8 @@ def _extend(text: str, value: Found, taken: list[Found]) -> Found:
     if lead and not any(t.start == lead.start(1) and t.slot != value.slot for t in taken):
         value = Found(lead.start(1), value.end, text[lead.start(1):value.end], value.slot, value.canonical)
     plus = _PLUS_NAME.match(text, value.end)
-    if plus:
+    named = {p.slot for p in find_phrases(text)}
+    if plus and (not named or value.slot in named):  # "backend 用 Kotlin + Ktor": the backend is not the language
         other = next((t for t in taken if t.start == plus.start(1)), None)
         if other is None or other.slot == value.slot:
             end = plus.end(1) if other is None else max(plus.end(1), other.end)

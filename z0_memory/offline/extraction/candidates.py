@@ -167,7 +167,8 @@ def _adopt_stored_key(s: Statement, key: str | None, existing: Sequence[Existing
     itself names another slot: "Dialogue Manager it is" confirms the pending dialogue-system choice."""
     if key is None or s.value is None or s.kind == "preference" or s.category_override == "people":
         return key
-    same = {m.key for m in existing if m.key and m.value and norm_value(m.value) == norm_value(s.value)}
+    same = {m.key for m in existing if m.key and m.value and norm_value(m.value) == norm_value(s.value)
+            and m.key.split(":")[1:2] not in (["preference"], ["people"])}  # a liking is not the project's choice
     if len(same) != 1 or key in same:
         return key
     other = next(iter(same))
