@@ -142,3 +142,19 @@ def test_two_word_names_and_roles_without_an_article() -> None:
         == "Omar Haddad"
     assert by_key(run("tech lead 是 Wei Zhang，架构问题找他。"))[f"{P}:people:tech_lead"].value == "Wei Zhang"
     assert by_key(run("Also Noor joined, she owns the mobile app."))[f"{P}:people:mobile_app_owner"].value == "Noor"
+
+
+# Confirmations in other words ----------------------------------------------------------------------------------------
+
+
+def test_approval_confirms_the_pending_value_in_its_stored_spelling() -> None:
+    pending = ExistingMemory(1, "demo object storage: Cloudflare R2 (tentative)", f"{P}:database:object_storage",
+                             "Cloudflare R2", pending=True)
+    [c] = run("R2 got approved by the CTO, go ahead.", existing=(pending,))
+    assert (c.key, c.value, c.confirms, c.hedged) == (f"{P}:database:object_storage", "Cloudflare R2", True, False)
+
+
+def test_jiu_ding_decides_an_unknown_name() -> None:
+    pending = ExistingMemory(1, "demo 缓存：可能用 Ristretto（未定）", f"{P}:database:cache", "Ristretto", pending=True)
+    [c] = run("那缓存就定 Ristretto 了。", existing=(pending,))
+    assert (c.key, c.value, c.confirms, firm(c)) == (f"{P}:database:cache", "Ristretto", True, True)

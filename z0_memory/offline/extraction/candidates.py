@@ -184,11 +184,17 @@ def _candidate(s: Statement, project: str, existing: Sequence[ExistingMemory], i
     if s.value is not None and (REDACTED in s.value or not s.value.strip()):
         return None
     same_as, supersedes, confirms = _link(s, key, existing, project)
+    value = s.value
+    if confirms and key and value and not s.hedged:
+        # "R2 is approved" confirms the pending "Cloudflare R2": the pending item's spelling, so the store finds it
+        waiting = [m for m in existing if m.pending and m.key == key and m.value
+                   and norm_value(m.value) == norm_value(value)]
+        value = waiting[-1].value if waiting else value
     return Candidate(
         kind=s.kind,  # type: ignore[arg-type]
         content=redact_secrets(content_for(s, project)),
         key=key,
-        value=redact_secrets(s.value) if (key and s.value) else None,
+        value=redact_secrets(value) if (key and value) else None,
         rationale=redact_secrets(s.rationale) if s.rationale else None,
         confidence=s.confidence,
         hedged=s.hedged,
