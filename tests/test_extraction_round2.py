@@ -158,3 +158,13 @@ def test_jiu_ding_decides_an_unknown_name() -> None:
     pending = ExistingMemory(1, "demo 缓存：可能用 Ristretto（未定）", f"{P}:database:cache", "Ristretto", pending=True)
     [c] = run("那缓存就定 Ristretto 了。", existing=(pending,))
     assert (c.key, c.value, c.confirms, firm(c)) == (f"{P}:database:cache", "Ristretto", True, True)
+
+
+def test_names_with_accents_and_mentions_own_areas() -> None:
+    assert by_key(run("@Inés owns payments btw"))[f"{P}:people:payments_owner"].value == "Inés"
+
+
+def test_slot_words_beside_names_make_a_nominal_statement() -> None:
+    got = by_key(run("前端 Angular 17 + TypeScript。"))
+    assert got[f"{P}:stack:frontend_framework"].value == "Angular 17"
+    assert got[f"{P}:stack:language"].value == "TypeScript"

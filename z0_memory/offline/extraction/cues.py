@@ -203,7 +203,7 @@ NEGATIVE_PREFERENCE = re.compile(r"hate|dislike|n't like|not like|can't stand|ra
 # A capitalised word that opens a sentence without being a name ("Also Jonas owns ...")
 _NOT_FILLER = r"(?!(?:Also|And|But|So|Oh|Ok|Okay|Then|Now|Our|The|Btw|Plus|Yes|Yeah|Sure)\b)"
 OWNER = re.compile(
-    rf"(?P<who>\b{_NOT_FILLER}[A-Z][a-z]{{1,20}}(?:\s+[A-Z][a-z]{{1,20}})?\b)\s+(?:now\s+|also\s+)?(?:owns|will own|handles|will handle|leads|will lead|"
+    rf"(?P<who>(?<!\w){_NOT_FILLER}[A-Z][a-zà-ÿ]{{1,20}}(?:\s+[A-Z][a-zà-ÿ]{{1,20}})?\b)\s+(?:now\s+|also\s+)?(?:owns|will own|handles|will handle|leads|will lead|"
     r"maintains|is responsible for|is in charge of|takes care of|runs|is (?:leading|handling|running|managing|"
     r"taking care of|looking after)|looks after|manages|will manage|will run|will take care of)\s+"
     r"(?:the\s+|our\s+|all (?:the |of the |our )?)?(?P<area>[\w\s./-]{2,40})"

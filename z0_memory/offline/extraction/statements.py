@@ -303,6 +303,9 @@ def _nominal(clause: str) -> bool:
         rest = rest[: p.start] + " " + rest[p.end :]
     for v in open_values(clause):
         rest = rest.replace(v.value, " ")
+    for phrase in find_phrases(rest):  # "后端 Java 17 + Spring Boot 3", "backend Django": slot words are not extra
+        if any(phrase.slot == p.slot for p in pairs):
+            rest = rest[: phrase.start] + " " * (phrase.end - phrase.start) + rest[phrase.end :]
     rest = _FILLER.sub(" ", rest)
     words = re.findall(r"[A-Za-z][\w.+#-]*|[\u3400-\u9fff]", rest)
     return len(words) <= 1
