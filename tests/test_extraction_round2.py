@@ -168,3 +168,11 @@ def test_slot_words_beside_names_make_a_nominal_statement() -> None:
     got = by_key(run("前端 Angular 17 + TypeScript。"))
     assert got[f"{P}:stack:frontend_framework"].value == "Angular 17"
     assert got[f"{P}:stack:language"].value == "TypeScript"
+
+
+def test_a_chinese_product_name_after_yong_is_a_value() -> None:
+    got = by_key(run("工单系统用飞书项目，不用 Jira。"))
+    assert got[f"{P}:tooling:issue_tracker"].value == "飞书项目" and firm(got[f"{P}:tooling:issue_tracker"])
+    unknown = by_key(run("埋点用小灯笼，够用了。"))
+    assert unknown[f"{P}:stack:埋点"].value == "小灯笼"
+    assert run("你以后都用中文回答我。") == [] and run("我们不用微服务。") == []

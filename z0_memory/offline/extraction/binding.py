@@ -10,7 +10,7 @@ import re
 from z0_memory.offline.extraction.cues import NOT_A_NAME, REJECTED_BEFORE
 from z0_memory.offline.extraction.vocabulary import Found, Slot, find_phrases, find_values
 from z0_memory.redaction import REDACTED
-from z0_memory.text import ENGLISH_STOPWORDS
+from z0_memory.text import ENGLISH_STOPWORDS, contains_cjk
 
 _CONNECTORS = (  # longer alternatives first: "is done with" must win over "is"
     r"(?:[:：=]|->|→|will be built in|will be|should be|is going to be|is (?:deployed|hosted|running) (?:on|to|at)|"
@@ -179,7 +179,13 @@ _OPEN_VALUE = re.compile(
     r"|(?:用的是|选的是|用|使用|采用|选用|选|改用|换成|换用|定为|定成|部署在|托管在|跑在|迁移到|切换到|切到|走|上|就|定)了?\s*"
     r"(?:(?:我们)?自研的|自己的|一个叫|叫)?\s*"
     r"(?P<vz>[A-Za-z][\w.+#/-]*(?:[ \t]+[A-Za-z][\w.+#/-]*){0,2})"
+    # a Chinese product name after 用 / 用的是, up to the clause's end ("缺陷管理用禅道，", "聚合用的是 快递100")
+    r"|(?:用的是|选的是|(?<![不别没])用|采用|选用|改用|换成)\s*(?P<vzh>[\u4e00-\u9fff][\u4e00-\u9fffA-Za-z0-9]{1,5})"
+    r"(?=\s*(?:[，,。.;；！!]|$))"
 )
+# Chinese words a 用 may be followed by that are not a product's name
+_CJK_COMMON = frozenset("中文 英文 这个 那个 这种 那种 什么 哪个 它 他们 我们 自己 本地 现成的 默认的 默认 原来的 之前的 同一个 一样的 两个空格 四个空格 "
+                        "单引号 双引号 制表符".split())
 
 
 # "Sync engine: Yjs", "错误追踪：Honeybadger": a slot phrase, a colon, a name
@@ -252,7 +258,10 @@ def open_values(text: str, known: list[Found] | None = None) -> list[Found]:
                 not any(k.start < m.end("v") and start < k.end for k in known):
             out.append(Found(start, m.end("v"), value, None))
     for m in _OPEN_VALUE.finditer(text):
-        group = next(g for g in ("v", "vw", "vl", "vz", "vc") if m.group(g))
+        group = next(g for g in ("v", "vw", "vl", "vz", "vc", "vzh") if m.group(g))
+        if group == "vzh" and (m.group(group) in _CJK_COMMON or m.group(group)[0] in "它这那他她我你哪什" or
+                               m.group(group)[-1] in "的了吧呢啊"):
+            continue
         if group == "vl" and (m.group(group).lower() in _COMMON_WORDS or not find_phrases(text[m.end(group):])):
             continue
         start, end = m.start(group), m.start(group)

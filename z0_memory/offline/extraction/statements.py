@@ -65,6 +65,7 @@ from z0_memory.offline.extraction.model import (
 from z0_memory.offline.extraction.people import people_statement
 from z0_memory.offline.extraction.vocabulary import Found, find_phrases, find_values, norm_value
 from z0_memory.redaction import REDACTED
+from z0_memory.text import contains_cjk
 
 Acceptance = Literal["strong", "weak", "rejected"] | None
 
@@ -215,6 +216,7 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
     return out
 
 
+_ZH_USE = re.compile(r"^[\u4e00-\u9fff\w ]{0,12}?(?:用的是|采用|选用|用)")
 _SAYING = re.compile(r"\b(?:told|said|mentioned|wrote|asked)\b|说过|提过|讲过|告诉过", re.I)
 _PRONOUN = re.compile(r"^(?:and\s+|also\s+)?(?P<p>she|he)(?P<be>'s|\s+is)?\b", re.I)
 _NAME = re.compile(r"\b[A-Z][a-z]{2,20}(?:\s+[A-Z][a-z]{2,20})?\b")
@@ -278,6 +280,8 @@ def _clause_mode(
         return "fact", None, False
     if COLON_VALUE.match(clause):
         return "decision", None, False  # "Sync engine: Yjs": a slot phrase, a colon and a name
+    if _ZH_USE.match(clause) and any(v.value[:1].isupper() or contains_cjk(v.value[:1]) for v in open_values(clause)):
+        return "decision", None, False  # "缺陷管理用禅道", "用数据万象": a Chinese "X 用 Y" names its choice
     if ctx.mode in ("decision", "fact", "preference", "hedge"):
         return ctx.mode, ctx.person, ctx.negative
     if _nominal(clause):
