@@ -10,7 +10,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from z0_memory.offline.extraction.answers import leading_clause, question_subject
-from z0_memory.offline.extraction.binding import is_rejected, looks_like_a_name, pairs_in, rebind
+from z0_memory.offline.extraction.binding import (
+    is_rejected,
+    looks_like_a_name,
+    pairs_in,
+    rebind,
+)
 from z0_memory.offline.extraction.clauses import (
     MAX_SENTENCE_CHARS,
     is_question,
@@ -37,7 +42,14 @@ from z0_memory.offline.extraction.model import (
     TurnMessage,
 )
 from z0_memory.offline.extraction.statements import analyse_sentence
-from z0_memory.offline.extraction.vocabulary import SLOT_BY_KEY, Found, Slot, find_phrases, find_values, norm_value
+from z0_memory.offline.extraction.vocabulary import (
+    SLOT_BY_KEY,
+    Found,
+    Slot,
+    find_phrases,
+    find_values,
+    norm_value,
+)
 from z0_memory.redaction import REDACTED, redact_secrets
 
 

@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import re
 
-from z0_memory.offline.extraction.clauses import is_question, split_sentences, strip_noise
+from z0_memory.errors import InvalidKeyError
+from z0_memory.offline.extraction.clauses import (
+    is_question,
+    split_sentences,
+    strip_noise,
+)
 from z0_memory.offline.extraction.model import TurnMessage
 from z0_memory.redaction import redact_secrets
-from z0_memory.errors import InvalidKeyError
 from z0_memory.schemas import normalize_segment
 
 # Words a reply may open with before its answer ("nah, GoodJob", "yep, Gradle", "嗯，Qdrant")

@@ -8,9 +8,14 @@ from __future__ import annotations
 import re
 
 from z0_memory.offline.extraction.cues import NOT_A_NAME, REJECTED_BEFORE
-from z0_memory.offline.extraction.vocabulary import Found, Slot, find_phrases, find_values
+from z0_memory.offline.extraction.vocabulary import (
+    Found,
+    Slot,
+    find_phrases,
+    find_values,
+)
 from z0_memory.redaction import REDACTED
-from z0_memory.text import ENGLISH_STOPWORDS, contains_cjk
+from z0_memory.text import ENGLISH_STOPWORDS
 
 _CONNECTORS = (  # longer alternatives first: "is done with" must win over "is"
     r"(?:[:：=]|->|→|will be built in|will be|should be|is going to be|is (?:deployed|hosted|running) (?:on|to|at)|"
@@ -329,4 +334,24 @@ def pairs_in(text: str) -> list[Found]:
     return sorted(out, key=lambda p: p.start)
 
 
+_LEADING_NAME = re.compile(r"(?:the\s+|our\s+)?(?P<v>[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})")
 
+
+def leading_new_name(new_text: str, before_new: str, old_text: str) -> Found | None:
+    """The name a switch's target starts with ("to AppSignal, it bundles ..."), filed under the old value's slot,
+    else the slot phrase nearest before it; None when it is not a name or no slot files it."""
+    m = _LEADING_NAME.match(new_text)
+    if not m or REDACTED in m.group("v") or not looks_like_a_name(m.group("v")):
+        return None
+    known = find_values(m.group("v"))
+    if (known and known[0].start == 0) or any(p.start == 0 for p in find_phrases(m.group("v"))):
+        return None  # a known value (pairs_in found it) or a slot's name ("Payments might go ...")
+    value = m.group("v").rstrip(".,")
+    old = [v.slot for v in find_values(old_text) if v.slot is not None]
+    before = [p.slot for p in find_phrases(before_new) if p.slot is not None]  # the slot phrase nearest the verb
+    later = [v.slot for v in find_values(new_text[m.end("v"):]) if v.slot is not None]
+    # the old value's slot, else the slot phrase nearest before, else the slot of a rival named after it
+    slot = old[0] if old else (before[-1] if before else (later[0] if later else None))
+    if slot is None:
+        return None
+    return Found(m.start("v"), m.start("v") + len(value), value, slot)

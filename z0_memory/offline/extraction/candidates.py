@@ -8,10 +8,21 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from z0_memory.offline.extraction.acceptance import leading_answer, resolve_acceptance, short_answer, topic_slot
-from z0_memory.offline.extraction.clauses import content_terms, split_clauses, split_sentences, strip_noise
-from z0_memory.offline.extraction.content import content_for, key_for
+from z0_memory.offline.extraction.acceptance import (
+    leading_answer,
+    resolve_acceptance,
+    short_answer,
+    topic_slot,
+)
+from z0_memory.offline.extraction.answers import question_subject
 from z0_memory.offline.extraction.binding import open_values
+from z0_memory.offline.extraction.clauses import (
+    content_terms,
+    split_clauses,
+    split_sentences,
+    strip_noise,
+)
+from z0_memory.offline.extraction.content import content_for, key_for
 from z0_memory.offline.extraction.cues import (
     HEDGE,
     INSTRUCTION,
@@ -22,11 +33,21 @@ from z0_memory.offline.extraction.cues import (
     UNDECIDED,
     UNSURE,
 )
-from z0_memory.offline.extraction.model import CONF_HEDGE, CONF_UNSURE, ExistingMemory, Statement, TurnMessage
+from z0_memory.offline.extraction.model import (
+    CONF_HEDGE,
+    CONF_UNSURE,
+    ExistingMemory,
+    Statement,
+    TurnMessage,
+)
 from z0_memory.offline.extraction.statements import Acceptance, analyse_sentence
-from z0_memory.offline.extraction.answers import question_subject
 from z0_memory.offline.extraction.unknown_slots import own_name_slot, unknown_slot
-from z0_memory.offline.extraction.vocabulary import find_phrases, find_values, norm_value, term_pattern
+from z0_memory.offline.extraction.vocabulary import (
+    find_phrases,
+    find_values,
+    norm_value,
+    term_pattern,
+)
 from z0_memory.redaction import REDACTED, redact_secrets
 from z0_memory.schemas import Candidate, normalize_segment
 from z0_memory.text import contains_cjk

@@ -5,7 +5,11 @@ from __future__ import annotations
 import re
 
 from z0_memory.offline.extraction.cues import (
-    GREETING, QUESTION_START, QUESTION_ZH, RATIONALE, SO_RATIONALE,
+    GREETING,
+    QUESTION_START,
+    QUESTION_ZH,
+    RATIONALE,
+    SO_RATIONALE,
 )
 from z0_memory.offline.extraction.vocabulary import find_values
 from z0_memory.text import STOPWORDS, contains_cjk

@@ -10,7 +10,7 @@ from z0_memory.offline.extraction.binding import (
     bound_pairs,
     is_rejected,
     leading_name,
-    looks_like_a_name,
+    leading_new_name,
     open_values,
     pairs_in,
 )
@@ -32,12 +32,12 @@ from z0_memory.offline.extraction.cues import (
     FACT,
     HEDGE,
     HEDGE_PROPOSAL,
-    OPINION_QUESTION,
     MY_PREFERENCE,
     NEGATION,
     NEGATIVE_EVAL,
     NEGATIVE_PREFERENCE,
     NOT_A_NAME,
+    OPINION_QUESTION,
     OWNER,
     PREFERENCE,
     PROPOSAL_MARK,
@@ -63,7 +63,12 @@ from z0_memory.offline.extraction.model import (
     Statement,
 )
 from z0_memory.offline.extraction.people import people_statement
-from z0_memory.offline.extraction.vocabulary import Found, find_phrases, find_values, norm_value
+from z0_memory.offline.extraction.vocabulary import (
+    Found,
+    find_phrases,
+    find_values,
+    norm_value,
+)
 from z0_memory.redaction import REDACTED
 from z0_memory.text import contains_cjk
 
@@ -130,7 +135,7 @@ def _switch_statement(sentence: str, *, hedged: bool, confirms: bool) -> tuple[S
             continue
         new_pairs = pairs_in(m.group("new")) or leading_name(m.group("new"), body)
         old_first = m.groupdict().get("old") is not None and m.start("old") < m.start("new")
-        lead = _leading_new(m.group("new"), body[: m.start("new")], m.groupdict().get("old") or "") \
+        lead = leading_new_name(m.group("new"), body[: m.start("new")], m.groupdict().get("old") or "") \
             if old_first or m.groupdict().get("old") is None else None
         if lead is not None and (not new_pairs or new_pairs[0].start > lead.start):
             new_pairs = [lead]  # "换成 VictoriaMetrics，现在 Prometheus ...": the name right after the verb is the new one
@@ -158,29 +163,6 @@ def _switch_statement(sentence: str, *, hedged: bool, confirms: bool) -> tuple[S
         )
         return statement, after.group("rest") if after else ""
     return None
-
-
-_LEADING_NAME = re.compile(r"(?:the\s+|our\s+)?(?P<v>[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})")
-
-
-def _leading_new(new_text: str, before_new: str, old_text: str) -> Found | None:
-    """The name a switch's target starts with ("to AppSignal, it bundles ..."), filed under the old value's slot,
-    else the slot phrase nearest before it; None when it is not a name or no slot files it."""
-    m = _LEADING_NAME.match(new_text)
-    if not m or REDACTED in m.group("v") or not looks_like_a_name(m.group("v")):
-        return None
-    known = find_values(m.group("v"))
-    if (known and known[0].start == 0) or any(p.start == 0 for p in find_phrases(m.group("v"))):
-        return None  # a known value (pairs_in found it) or a slot's name ("Payments might go ...")
-    value = m.group("v").rstrip(".,")
-    old = [v.slot for v in find_values(old_text) if v.slot is not None]
-    before = [p.slot for p in find_phrases(before_new) if p.slot is not None]  # the slot phrase nearest the verb
-    later = [v.slot for v in find_values(new_text[m.end("v"):]) if v.slot is not None]
-    # the old value's slot, else the slot phrase nearest before, else the slot of a rival named after it
-    slot = old[0] if old else (before[-1] if before else (later[0] if later else None))
-    if slot is None:
-        return None
-    return Found(m.start("v"), m.start("v") + len(value), value, slot)
 
 
 def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal: bool) -> list[Statement]:

@@ -11,6 +11,7 @@ from functools import lru_cache
 
 from z0_memory.text import contains_cjk
 
+
 @dataclass(frozen=True)
 class Slot:
     """A structured fact's slot: where it lives in the key, how people name it, and values known to fill it.
