@@ -185,6 +185,7 @@ PROPOSAL_MARK = re.compile(
 CONVENTION = re.compile(r"\b(?:always|never|must|every|everything|all)\b|一律|必须|统一|所有|总是|从不", re.I)
 REJECTED_BEFORE = re.compile(
     r"(?:\b(?:not|instead of|rather than|over|than|no|without|from|replace|replacing|drop|dropping|dropped|ditch|"
+    r"skip|skipped|skipping|(?:deliberately|intentionally) (?:skipped|avoided)|avoided|"
     r"ditching|ditched|dump|dumping|removing|remove|retire|retiring|off of|off|against|away from|get rid of|"
     r"getting rid of|phasing out|phase out|kill|killing)\s+"
     r"(?:the\s+|using\s+)?|(?:(?<!要)不用|不是|而不是|(?<!要)不要|别用|比|弃用|从|把|替换掉?|去掉|干掉|淘汰|下掉)\s*)$",
