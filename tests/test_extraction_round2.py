@@ -176,3 +176,19 @@ def test_a_chinese_product_name_after_yong_is_a_value() -> None:
     unknown = by_key(run("埋点用小灯笼，够用了。"))
     assert unknown[f"{P}:stack:埋点"].value == "小灯笼"
     assert run("你以后都用中文回答我。") == [] and run("我们不用微服务。") == []
+
+
+def test_waiting_for_someone_is_a_hedge() -> None:
+    [c] = run("Cassandra for the database, pending the architects' review.")
+    assert c.hedged and not firm(c)
+    [zh] = run("监控打算用 Zabbix，不过还没和运维商量。")
+    assert zh.hedged and not firm(zh)
+    [lean] = run("部署我倾向于 Render，但还要和老板确认。")
+    assert (lean.key, lean.hedged) == (f"{P}:process:deploy", True)
+
+
+def test_a_hedge_anywhere_in_the_reply_hedges_its_leading_answer() -> None:
+    [c] = run("A: Where will it run?", "Hetzner. Not sure yet for the long term, egress might bite.")
+    assert (c.value, c.hedged) == ("Hetzner", True)
+    [firm_one] = run("We use Postgres. Not sure why the wiki is stale.")
+    assert firm_one.value == "Postgres" and firm(firm_one)

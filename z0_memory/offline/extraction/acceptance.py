@@ -30,6 +30,7 @@ from z0_memory.offline.extraction.cues import (
     NEGATION,
     PROPOSAL_MARK,
     QUESTION_TAG,
+    UNDECIDED,
     WH_QUESTION,
     YES_NO_START,
 )
@@ -169,7 +170,11 @@ def leading_answer(text: str, question: TurnMessage | None) -> list[Statement]:
     """"Postgres 16. Non-negotiable, ..." / "nah, GoodJob. fewer moving parts": the value a reply to the assistant's
     question leads with, when the rest of the message goes on to other things."""
     clause = leading_clause(text) if question is not None else None
-    return short_answer(clause, question) if clause else []
+    found = short_answer(clause, question) if clause else []
+    if found and (HEDGE.search(text) or UNDECIDED.search(text)) and not found[0].hedged:
+        # "Render for now, not sure yet long-term": a hedge anywhere in the reply hedges the answer it leads with
+        found[0].hedged, found[0].confidence = True, CONF_HEDGE
+    return found
 
 
 # A slot word used in passing ("popular addons with good docs") does not make the message about that slot

@@ -127,7 +127,8 @@ def _generic_after(text: str, phrase: Found) -> Found | None:
 _NOT_NAME_WORD = re.compile(
     r"^(?:\w+(?:ed|ing)|run|built|written|done|set|made|up|out|also|still|now|currently|just|always|never|very|"
     r"really|pretty|quite|too|so|being|going|fine|good|great|bad|slow|fast|ok|okay|important|ready|broken|weak|strong|"
-    r"noisy|silly|cheap|expensive|solid|nice|easy|hard|simple|heavy|light)$",
+    r"noisy|silly|cheap|expensive|solid|nice|easy|hard|simple|heavy|light|stale|outdated|old|wrong|missing|empty|"
+    r"flaky|down|wrong|messy|fragile|annoying)$",
     re.I,
 )
 

@@ -71,6 +71,12 @@ def _bare_hedge(sentence: str) -> bool:
         return False
     rest = (sentence[: cue.start()] + " " + sentence[cue.end():]).strip()
     rest = re.sub(r"^(?:but|though|although|still|yet|however|and|so|不过|但是?|只是|其实|目前|现在)\b", "", rest, flags=re.I)
+    opening = re.sub(r"^(?:(?:but|though|although|still|however|and|honestly|tbh|not|不过|但是?|只是|其实)\W+)+", "",
+                     sentence.strip(), flags=re.I)
+    opened = UNDECIDED.match(opening) or UNDECIDED.match(sentence.strip())
+    if opened and not re.match(r"\s*(?:why|how|what|who|where|when|about the)\b|为什么|怎么", (opening if
+                               UNDECIDED.match(opening) else sentence.strip())[opened.end():], re.I):
+        return True  # "Not sure yet long-term, the pricing might change.": it opens by saying nothing is settled
     # little else said: "Not final though.", "不过还没最终定。" (not "Maybe we'll also archive raw payloads to S3")
     return len(re.findall(r"[A-Za-z][\w'-]*", rest)) + len(re.findall(r"[\u3400-\u9fff]", rest)) // 2 <= 3
 

@@ -243,6 +243,8 @@ def _clause_mode(
 ) -> tuple[Mode | None, str | None, bool]:
     """Decide what a clause is; a clause with no marker of its own continues the previous clause's mode."""
     pref = PREFERENCE.search(clause)
+    if pref and (pref.group("verb_zh") or "").startswith("倾向") and _person(pref) in (None, "team", "__invalid__"):
+        return "hedge", None, False  # "我倾向于 Fly.io": our own leaning is a tentative choice, not a liking
     if pref and _person(pref) != "__invalid__":
         return "preference", _person(pref), bool(NEGATIVE_PREFERENCE.search(clause))
     if MY_PREFERENCE.search(clause):
@@ -318,7 +320,9 @@ def _person(match: re.Match[str]) -> str | None:
     who = (match.group("who") or match.group("who_zh") or "").strip()
     if who in ("I", "i", "我") or (who.startswith("我") and not who.startswith("我们")):
         return None
-    if who.lower() in ("we", "我们", "everyone", "everybody", "the team", "大家", "团队"):
+    if who.endswith("我"):
+        return None  # "部署我倾向于 ...": the topic, then the speaker
+    if who.lower() in ("we", "我们", "everyone", "everybody", "the team", "大家", "团队") or who.endswith("我们"):
         return "team"
     if who in ("他", "她"):
         return "__invalid__"  # a pronoun the clause alone cannot resolve
