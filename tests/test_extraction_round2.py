@@ -192,3 +192,28 @@ def test_a_hedge_anywhere_in_the_reply_hedges_its_leading_answer() -> None:
     assert (c.value, c.hedged) == ("Hetzner", True)
     [firm_one] = run("We use Postgres. Not sure why the wiki is stale.")
     assert firm_one.value == "Postgres" and firm(firm_one)
+
+
+# Broader statement shapes (English) ---------------------------------------------------------------------------------
+
+
+def test_copular_and_everyday_statement_shapes() -> None:
+    cases = {
+        "Backend's going to be Litestar.": ("stack:backend_framework", "Litestar"),
+        "We're a MySQL shop.": ("database:database", "MySQL"),
+        "We went Parcel for bundling.": ("tooling:bundler", "Parcel"),
+        "For the cache we've got Dragonfly running.": ("database:cache", "Dragonfly"),
+        "Deploys happen through Railway.": ("process:deploy", "Railway"),
+        "Stick to Yarn please, no npm.": ("tooling:package_manager", "Yarn"),
+        "I've set up Rollbar for errors.": ("tooling:monitoring", "Rollbar"),
+        "Desktop shell is Electron.": ("stack:desktop_shell", "Electron"),
+        "Newsletters go out via Buttondown.": ("stack:newsletters", "Buttondown"),
+    }
+    for text, (key, value) in cases.items():
+        got = by_key(run(text))
+        assert f"{P}:{key}" in got and got[f"{P}:{key}"].value == value and firm(got[f"{P}:{key}"]), (text, got)
+
+
+def test_a_thing_that_runs_on_a_platform_is_not_a_person() -> None:
+    got = by_key(run("Everything runs on Render."))
+    assert got[f"{P}:process:deploy"].value == "Render" and not any(k and ":people:" in k for k in got)

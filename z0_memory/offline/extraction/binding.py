@@ -167,7 +167,9 @@ _KIND_WORDS = frozenset(
 )
 _NAME_AFTER = re.compile(r"[ \t]*(?<=[ \t])([A-Z][\w.+#/-]*|v?\d+(?:\.\d+)*(?!\w|\.\w))")
 _OPEN_VALUE = re.compile(
-    r"(?i:\b(?:use|uses|using|used|go(?:ing)? with|went with|switch(?:ed|ing)?(?: over)? to|mov(?:e|ed|ing)(?: over)? to|"
+    r"(?i:\b(?:use|uses|using|used|go(?:ing)? with|went with|went|(?:we(?:'ve| have)?|i(?:'ve| have)?) got|"
+    r"set up|setting up|configured|installed|wired up|integrated|stick(?:ing)? to|"
+    r"(?:happens?|go(?:es)? out|goes|go) (?:through|via)|switch(?:ed|ing)?(?: over)? to|mov(?:e|ed|ing)(?: over)? to|"
     r"migrat(?:e|ed|ing) to|pick(?:ed)?|chose|choose|settle(?:d)? on|adopt(?:ed|ing)?|stick(?:ing)? with|"
     r"standardi[sz]e(?:d)? on|end(?:ed)? up with|went for|go(?:ing)? for|deploy(?:s|ed|ing)? (?:with|on|to|via)|host(?:s|ed|ing)? (?:on|with|at)|"
     r"run(?:s|ning)? on|rel(?:y|ies) on|built (?:with|on|in)|opt(?:ed|ing)? for|keep(?:ing)?|add(?:ing|ed)?|"
@@ -178,6 +180,8 @@ _OPEN_VALUE = re.compile(
     r"(?i:picked|chose|use|used|went with|decided on|settled on|are using|'re using)"  # "X is what we picked"
     r"|(?i:it is|it'?ll be|is the (?:one|winner|pick|choice|standard|plan)|(?:is|got) (?:approved|signed off|green-?lit)|"
     r"wins|won)\b)"  # "Dialogue Manager it is", "R2 is approved"
+    r"|^(?:(?i:the|our)\s+)?(?!(?i:problem|issue|bottleneck|culprit|bug|catch|risk|concern|worry|downside|question|blocker|trouble|pain)\b)[A-Za-z][a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}\s+(?i:is|are|will be|is going to be)\s+"
+    r"(?:(?i:now|still|just)\s+)?(?P<vi>[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})(?=(?:\s+(?i:now|too))?\s*[.!]?$)"
     r"|^(?:[A-Za-z][\w /-]{1,30}?|[\u4e00-\u9fff][\w\u4e00-\u9fff ]{0,10}?)\s*[:：]\s*"
     r"(?P<vc>[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})(?=\s*(?:[,，.。;；!！]|$|\s+(?:for|with|and|but)\b))"  # "Sync engine: Yjs"
     r"|(?i:\b(?:use|using|go(?:ing)? with|switch(?:ed|ing)? to|mov(?:e|ed|ing) to|pick(?:ed)?|chose|settled? on)"
@@ -196,7 +200,11 @@ _CJK_COMMON = frozenset("中文 英文 这个 那个 这种 那种 什么 哪个
 
 # "Sync engine: Yjs", "错误追踪：Honeybadger": a slot phrase, a colon, a name
 COLON_VALUE = re.compile(r"^(?:[A-Za-z][\w /-]{1,30}?|[\u4e00-\u9fff][\w\u4e00-\u9fff ]{0,10}?)\s*[:：]\s*"
-                         r"[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2}\s*[,，.。;；!！]?$")
+                         r"[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2}\s*[,，.。;；!！]?$"
+                         # "Mobile app is Flutter", "The mobile app will be Flutter now": a slot phrase, a copula, a name
+                         r"|^(?:(?i:the|our)\s+)?(?!(?i:problem|issue|bottleneck|culprit|bug|catch|risk|concern|worry|downside|question|blocker|trouble|pain)\b)[A-Za-z][a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}\s+(?i:is|are|will be|is going to be)"
+                         r"\s+(?:(?i:now|still|just)\s+)?[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2}"
+                         r"(?:\s+(?i:now|too|as well))?\s*[.!]?$")
 
 
 _NAME_PLUS_BEFORE = re.compile(r"(?<![\w.+#/&-])([A-Z][\w.#/&-]*)\s*\+\s*$")
@@ -264,7 +272,7 @@ def open_values(text: str, known: list[Found] | None = None) -> list[Found]:
                 not any(k.start < m.end("v") and start < k.end for k in known):
             out.append(Found(start, m.end("v"), value, None))
     for m in _OPEN_VALUE.finditer(text):
-        group = next(g for g in ("v", "vw", "vl", "vz", "vc", "vzh") if m.group(g))
+        group = next(g for g in ("v", "vw", "vl", "vz", "vc", "vzh", "vi") if m.group(g))
         if group == "vzh" and (m.group(group) in _CJK_COMMON or m.group(group)[0] in "它这那他她我你哪什" or
                                m.group(group)[-1] in "的了吧呢啊"):
             continue

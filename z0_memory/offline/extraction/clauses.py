@@ -36,10 +36,15 @@ _ASSIGNMENT = re.compile(r"^\s*[\w.]+\s*(?:\[[^\]]*\])?\s*[+\-*/]?=\s*\S")
 _PLAIN_QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2032": "'"})
 
 
+_IS_CONTRACTION = re.compile(r"\b([A-Za-z][\w-]*)'s\s+(going to be|gonna be|now|still|basically|definitely|just|"
+                             r"always|officially|finally|set to|on|handled|done|run|hosted|deployed)\b", re.I)
+
+
 def strip_noise(text: str) -> str:
     """Drop injected memory blocks, code and quoted memory lines; keep the prose (typographic quotes made plain,
     so "we’re" reads as "we're")."""
     text = text.translate(_PLAIN_QUOTES)
+    text = _IS_CONTRACTION.sub(r"\1 is \2", text)  # "Frontend's going to be X" reads as "Frontend is going to be X"
     text = _MEMORY_BLOCK.sub("\n", text)
     text = _FENCE.sub("\n", text)
     kept = [

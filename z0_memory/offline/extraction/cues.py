@@ -173,6 +173,8 @@ FACT = re.compile(
     r"\b(?:we(?:'re| are)\s+(?:now\s+|still\s+|currently\s+)?on|"
     r"we(?:'re| are)?\s+(?:always\s+|never\s+|currently\s+|now\s+)?(?:use|using|run|deploy|host|write|lint|"
     r"format|store|keep|build|follow|are on|'re on)|our|all|every|always|never|must|is written in|are written in|"
+    r"we(?:'re| are) an? [\w.+#-]+ (?:shop|house|team)|(?:we(?:'ve| have)?|i(?:'ve| have)?) got|set up|configured|installed|"
+    r"(?:happens?|go(?:es)? out|goes) (?:through|via)|stick(?:ing)? to|went|"
     r"(?:is|are) built (?:with|on|in)|(?:is|are) (?:deployed|hosted|running|stored)|runs? on|lives? (?:in|on)|uses?|follows?|"
     r"owns?|handles?|leads?|maintains?|in charge of|responsible for|(?:tech )?stack (?:is|will be)|stays?|remains?|"
     r"we(?:'re| are|'ll| will)\s+(?:also\s+)?(?:adding|keeping|introducing|bringing in|sticking with|staying on|"
@@ -207,7 +209,8 @@ PREFERENCE = re.compile(
 MY_PREFERENCE = re.compile(r"\bmy (?:own |personal |general )?(?:favou?rite|preference|preferred)\b|我(?:的)?(?:首选|偏好是)", re.I)
 NEGATIVE_PREFERENCE = re.compile(r"hate|dislike|n't like|not like|can't stand|rather avoid|不喜欢|讨厌", re.I)
 # A capitalised word that opens a sentence without being a name ("Also Jonas owns ...")
-_NOT_FILLER = r"(?!(?:Also|And|But|So|Oh|Ok|Okay|Then|Now|Our|The|Btw|Plus|Yes|Yeah|Sure)\b)"
+_NOT_FILLER = (r"(?!(?:Also|And|But|So|Oh|Ok|Okay|Then|Now|Our|The|Btw|Plus|Yes|Yeah|Sure|Everything|Everyone|It|This|"
+               r"That|All|Nothing|Something|Prod|Production|Staging)\b)")
 OWNER = re.compile(
     rf"(?P<who>(?<!\w){_NOT_FILLER}[A-Z][a-zà-ÿ]{{1,20}}(?:\s+[A-Z][a-zà-ÿ]{{1,20}})?\b)\s+(?:now\s+|also\s+)?(?:owns|will own|handles|will handle|leads|will lead|"
     r"maintains|is responsible for|is in charge of|takes care of|runs|is (?:leading|handling|running|managing|"
