@@ -217,3 +217,17 @@ def test_copular_and_everyday_statement_shapes() -> None:
 def test_a_thing_that_runs_on_a_platform_is_not_a_person() -> None:
     got = by_key(run("Everything runs on Render."))
     assert got[f"{P}:process:deploy"].value == "Render" and not any(k and ":people:" in k for k in got)
+
+
+def test_chinese_statement_shapes() -> None:
+    cases = {
+        "搜索定 Typesense 了。": ("database:search", "Typesense"),
+        "鉴权交给 Auth0。": ("stack:auth", "Auth0"),
+        "图片都放 R2。": ("database:object_storage", "R2"),
+        "错误监控接入了 Bugsnag。": ("tooling:monitoring", "Bugsnag"),
+        "前端上 Svelte。": ("stack:frontend_framework", "Svelte"),
+        "部署走 Railway。": ("process:deploy", "Railway"),
+    }
+    for text, (key, value) in cases.items():
+        got = by_key(run(text))
+        assert f"{P}:{key}" in got and got[f"{P}:{key}"].value == value and firm(got[f"{P}:{key}"]), (text, got)

@@ -21,7 +21,7 @@ _CONNECTORS = (  # longer alternatives first: "is done with" must win over "is"
     r"(?:[:：=]|->|→|will be built in|will be|should be|is going to be|is (?:deployed|hosted|running) (?:on|to|at)|"
     r"(?:are|is) (?:run|done|managed|handled|built|tracked) (?:with|in|by|on)|"  # not "written in": a language
     r"(?:deployed|hosted|built) (?:on|to|in|with)|uses?|using|runs?(?: on)?|goes? to|follows?|is|are|"
-    r"用的是|统一用|一律用|都用|就用|还是用|还是|(?:直接|先|主要|全部|目前|现在|暂时)?(?:使用|用)|采用|选用|定为|定成|改为|改用|"
+    r"用的是|用的|接的是|接入了?|交给|都放|放在|放|定了?|统一用|一律用|都用|就用|还是用|还是|(?:直接|先|主要|全部|目前|现在|暂时)?(?:使用|用)|采用|选用|定为|定成|改为|改用|"
     r"(?:我们)?选(?:了|择|的是)?|是|走|goes? through|部署在|跑在|托管在|(?:目前|现在|都)?(?:放在|在)|"
     r"goes? (?:into|in|to)|lives? (?:in|on)|(?:is |are )?(?:stored|kept) (?:in|on)|stays?(?: as| on| with)?|"
     r"remains?(?: as| on)?)"

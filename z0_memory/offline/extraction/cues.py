@@ -165,7 +165,7 @@ DECISION = re.compile(
     r"from now on|going forward|it is|stick(?:ing)? with|switch(?:ing)? to|mov(?:e|ing) to|migrat(?:e|ing) to|"
     r"adopt(?:ing)?|upgraded|bumped|approved|signed off|green-?lit|wins|won|(?:is|as) the (?:standard|default)|i meant|correction|i misspoke|(?:it|that) should be|ended up (?:with|going with|picking|using|choosing|on)|opt(?:ed|ing)? for|picking|choosing|went with|"
     r"will be (?:built|written|done|using)|is going to be)\b|^(?:use|pick|choose)\b"
-    r"|决定|定为|定成|定了|(?:就|都|已经|那就)定(?=\s*[A-Za-z])|升到|升级到|升级为|更正|纠正|说错了|应该是|其实是|就用|直接用|选用|采用|选定|(?:我们|就)(?:最终|最后|还是|也)?选(?:了|择)?|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|先定|准备用|打算用|计划用|就这么定|用.{1,30}吧[。！!]?$",
+    r"|决定|定为|定成|定了|(?:就|都|已经|那就)?(?<![不没未])定(?=\s*[A-Za-z])|升到|升级到|升级为|更正|纠正|说错了|应该是|其实是|就用|直接用|选用|采用|选定|(?:我们|就)(?:最终|最后|还是|也)?选(?:了|择)?|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|先定|准备用|打算用|计划用|就这么定|用.{1,30}吧[。！!]?$",
     re.I,
 )
 STRONG_DECISION = re.compile(r"\b(?:decided|decision)\b|决定", re.I)
@@ -180,7 +180,7 @@ FACT = re.compile(
     r"we(?:'re| are|'ll| will)\s+(?:also\s+)?(?:adding|keeping|introducing|bringing in|sticking with|staying on|"
     r"going all in on|moving to)|"
     r"goes? into|lives? in|stored in)\b"
-    r"|我们(?:一直|都|现在|目前)?(?:用|使用|采用|在用)|我们的|存在|存到|存进|放在|放到|(?<=的)(?:数据|配置)?放|用\s*\S+\s*(?:写|开发|搭建?|实现)的?|所有|一律|统一|都用|一直用|部署在|跑在|托管在|用的是|是用|负责",
+    r"|我们(?:一直|都|现在|目前)?(?:用|使用|采用|在用)|我们的|存在|存到|存进|放在|放到|(?<=的)(?:数据|配置)?放|都放|交给|接入|接的是|用的(?=\s*[A-Za-z])|用\s*\S+\s*(?:写|开发|搭建?|实现)的?|所有|一律|统一|都用|一直用|部署在|跑在|托管在|用的是|是用|负责",
     re.I,
 )
 PROPOSAL_MARK = re.compile(
