@@ -231,3 +231,10 @@ def test_chinese_statement_shapes() -> None:
     for text, (key, value) in cases.items():
         got = by_key(run(text))
         assert f"{P}:{key}" in got and got[f"{P}:{key}"].value == value and firm(got[f"{P}:{key}"]), (text, got)
+
+
+def test_more_ways_of_saying_yes_to_a_proposal() -> None:
+    for reply in ("go for it", "sure, why not", "yes please", "好主意", "就它了"):
+        got = by_key(run("A: Shall I set up Buildkite for CI?", reply))
+        assert got[f"{P}:tooling:ci"].value == "Buildkite" and got[f"{P}:tooling:ci"].confirms, reply
+    assert run("A: Shall I set up Buildkite for CI?", "no, not yet") == []

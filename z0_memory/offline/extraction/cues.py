@@ -81,10 +81,11 @@ NEGATION = re.compile(
 CONFIRM_PREFIX = re.compile(
     r"^(?:(?:yes|yeah|yep|yup|ok(?:ay)?|sure|agreed|confirmed|correct|right|absolutely|definitely|great|perfect|"
     r"exactly|indeed|precisely|of course|that'?s (?:right|correct|it)|you got it|spot on|"
-    r"sounds (?:good|great|right)|that works|works for me|deal|fine|fair|lgtm|approved|go ahead)\b"
+    r"sounds (?:good|great|right)|that works|works for me|deal|fine|fair|lgtm|approved|go ahead|go for it)\b"
     r"(?:\s*(?:please|then))?"
     r")[\s,，.!！。:：]*"
-    r"|^(?:好的|好吧|好|行|可以|没问题|没错|对的|对|是的|是|嗯+|正确|确实|当然|OK|ok)(?:[\s,，.!！。:：]+|$)"
+    r"|^(?:好主意|就它了?|就这个吧?|就用它吧?|可以的|好的|好吧|好|行|可以|没问题|没错|对的|对|是的|是|嗯+|正确|确实|当然|OK|ok)"
+    r"(?:[\s,，.!！。:：]+|$)"
     r"|^(?:同意|确定|确认|就这么定了?|就这样吧?|就这么办吧?)[\s,，.!！。:：]*",
     re.I,
 )
@@ -92,7 +93,9 @@ CONFIRM_ANYWHERE = re.compile(
     r"\b(?:confirmed|agreed|final|it is|that's settled|settled|approved|signed off|green-?lit|decision made)\b|(?<![没不未])(?:最终)?(?:确定|确认)|就这么定|(?<![没不未])定了", re.I
 )
 ACCEPT_ONLY = re.compile(
-    r"^(?:let'?s (?:do|go with|use|try) (?:that|it|this|those)|(?:go|going) with (?:that|it|this|your suggestion)|"
+    r"^(?:let'?s (?:do|go with|use|try) (?:exactly )?(?:that|it|this|those)|go for it|why not|yes,? please|please|"
+    r"(?:that )?sounds (?:right|great|perfect|fine)|perfect|works|do it|就它了?|就用它吧?|行吧?|可以的|好主意|"
+    r"(?:go|going) with (?:that|it|this|your suggestion)|"
     r"do (?:that|it)|ship it|that works|works for me|sounds good|agreed|deal|please do|go ahead|make it so|"
     r"use (?:that|it|this)|就这么办吧?|就这样吧?|就这么定了?|就用这个吧?|按你说的(?:办|来)?吧?|照你说的办|听你的|同意|可以|好的?|"
     r"that'?s (?:right|correct|it|true|the one)|(?:yes|yep|yeah),? (?:exactly|correct|right)|exactly|correct|right|"
