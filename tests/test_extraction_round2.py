@@ -238,3 +238,10 @@ def test_more_ways_of_saying_yes_to_a_proposal() -> None:
         got = by_key(run("A: Shall I set up Buildkite for CI?", reply))
         assert got[f"{P}:tooling:ci"].value == "Buildkite" and got[f"{P}:tooling:ci"].confirms, reply
     assert run("A: Shall I set up Buildkite for CI?", "no, not yet") == []
+
+
+def test_a_complaint_then_so_keeps_the_new_choice() -> None:
+    got = by_key(run("Netlify's build minutes got ridiculous so we're on Cloudflare Pages now."))
+    assert got[f"{P}:process:deploy"].value == "Cloudflare Pages"
+    got = by_key(run("We tried Sequelize last year, now it's Kysely."))
+    assert got[f"{P}:database:orm"].value == "Kysely"

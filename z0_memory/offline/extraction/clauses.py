@@ -45,6 +45,7 @@ def strip_noise(text: str) -> str:
     so "we’re" reads as "we're")."""
     text = text.translate(_PLAIN_QUOTES)
     text = _IS_CONTRACTION.sub(r"\1 is \2", text)  # "Frontend's going to be X" reads as "Frontend is going to be X"
+    text = re.sub(r"\b([Ii]t|[Tt]hat|[Tt]his)'s\s+(?=[A-Z])", r"\1 is ", text)  # "now it's Drizzle"
     text = _MEMORY_BLOCK.sub("\n", text)
     text = _FENCE.sub("\n", text)
     kept = [
@@ -71,7 +72,7 @@ def split_sentences(text: str) -> list[str]:
 
 _CLAUSE_SPLIT = re.compile(
     r"\s*[,，、]\s*(?:(?:and|but|while|whereas|so|then|also)\b\s*|(?:但是?|而且|而|不过|所以|然后|同时|并且))?"
-    r"|\s+[—–]+\s*|\s*[—–]+\s+|\s+-{1,2}\s+"  # a dash between clauses ("we use Postgres 16 — I think I told you")
+    r"|\s+[—–]+\s*|\s*[—–]+\s+|\s+-{1,2}\s+|\s+so\s+(?=(?:we|i|it|let'?s|now|the team)\b)"  # a dash between clauses ("we use Postgres 16 — I think I told you")
     r"|\s+(?:but|whereas|while)\s+|\s+and\s+(?=(?:we|I|[A-Z][a-z]+|the|our|all|use|format|lint|test|deploy|host)\b)"
     r"|\s+and\s+(?=[\w.-]+(?:\s+[\w.-]+)?\s+(?:is|are|will|runs?|goes|uses?|lives?|stays?)\b)"
 )

@@ -138,7 +138,8 @@ SECRET_LIKE = re.compile(r"(?<![\w/.-])(?=[\w-]*\d)(?=[\w-]*[a-z])(?=[\w-]*[A-Z]
 # A value judged badly in its clause is not being chosen ("Meilisearch 功能不够", "Koa's plugins are too thin")
 NEGATIVE_EVAL = re.compile(
     r"\b(?:too (?:slow|heavy|expensive|complex|complicated|thin|limited|immature|painful|buggy|flaky)|"
-    r"(?:is|was|were|are|got|gets|getting) (?:really |way |super |pretty |kinda )?(?:slow|painful|flaky|buggy|"
+    r"(?:is|was|were|are|got|gets|getting) (?:really |way |super |pretty |kinda |too |so )?(?:slow|painful|flaky|buggy|"
+    r"silly|insane|ridiculous|crazy|out of hand|too high|unusable|noisy|annoying|"
     r"expensive|unreliable|a pain|a nightmare|overkill|clunky|dead)|doesn'?t (?:scale|work|support|fit)|"
     r"didn'?t (?:scale|work)|sucks?|not good enough|not enough|lacks?|missing|killing us|hate|ditch(?:ing|ed)?|"
     r"drop(?:ping|ped)|remov(?:e|ing|ed)|get(?:ting)? rid of|phas(?:e|ing) out|retir(?:e|ing|ed)|mov(?:e|ing|ed) "
