@@ -5,8 +5,10 @@
 DATA defaults to every labelled file in bench/data: ``extraction_turns.jsonl`` and ``extraction_dev_*.jsonl`` (the
 development set the offline rules were written against) and every ``extraction_blind_*.jsonl`` (blind batches, written by someone who never saw
 the rules or the development set; format: bench/data/README.md). A file whose name contains ``blind`` is scored as
-blind, any other as dev; figures are reported for dev and blind separately, and within each for English and
-Chinese (a turn is Chinese when it contains CJK characters). Blind files never print per-item results
+blind, any other as dev; figures are reported for dev and blind separately, within each for English and
+Chinese (a turn is Chinese when it contains CJK characters), and for each blind batch apart (``blind:<tag>``, e.g.
+``blind:2026-12-02c``, so a fresh batch reads apart from the older ones; ``--json`` also gives the matched counts,
+``matched``: [strict writes, strict labels, lenient writes, lenient labels], to combine batches). Blind files never print per-item results
 (``--show-errors`` lists dev misses only), so nobody tunes rules against them.
 
 Each conversation is a fresh project on an embedded Postgres (a temporary one unless ``--data-dir``), each session a
@@ -135,6 +137,7 @@ class Tally:
             "value_spelling_kept": ratio(self.spelling_kept, self.valued),
             "writes": self.predicted,
             "labels": self.expected,
+            "matched": [self.matched_predicted, self.matched_expected, self.lenient_predicted, self.lenient_expected],
             "user_turns": self.turns,
             "ms_per_turn": round(self.ms / self.turns, 1) if self.turns else None,
         }
@@ -273,7 +276,7 @@ def is_instruction(turn: dict[str, Any]) -> bool:
 
 
 def score_turn(turn: dict[str, Any], context: str, done: list[dict[str, Any]], duplicates: int, ms: float,
-               split: str, report: Report) -> None:
+               split: str, report: Report, batch: str | None = None) -> None:
     labels = turn["expected"]
     tally = Tally(predicted=len(done), expected=len(labels), duplicates=duplicates, turns=1, ms=ms)
     tally.matched_predicted, free, hits = _pair(done, labels, matches)
@@ -303,6 +306,8 @@ def score_turn(turn: dict[str, Any], context: str, done: list[dict[str, Any]], d
     lang = "zh" if contains_cjk(turn["text"]) else "en"
     report.totals[split].add(tally)
     report.totals[f"{split}/{lang}"].add(tally)
+    if batch:  # each blind batch apart too (aggregates only), so a fresh batch reads apart from the older ones
+        report.totals[f"{split}:{batch}"].add(tally)
 
 
 def _where(turn: dict[str, Any]) -> str:
@@ -316,6 +321,11 @@ def load(path: Path) -> dict[str, list[dict[str, Any]]]:
             row = json.loads(line)
             conversations.setdefault(row["conversation"], []).append(row)
     return conversations
+
+
+def batch_of(path: Path) -> str:
+    """A blind file's batch tag: ``extraction_blind_2026-12-02c.jsonl`` -> ``2026-12-02c``."""
+    return path.stem.split("blind_", 1)[-1]
 
 
 def split_of(path: Path) -> str:
@@ -355,7 +365,8 @@ async def run(files: list[Path], extractor: str, data_dir: str) -> Report:
                     context = waiting[-1].content if waiting else ""
                     waiting = []
                     done, duplicates = writes(before, await snapshot(memory, project), project)
-                    score_turn(turn, str(context), done, duplicates, ms, split, report)
+                    score_turn(turn, str(context), done, duplicates, ms, split, report,
+                               batch_of(path) if split == "blind" else None)
                 await memory.scope(project).forget_everything()
     return report
 
@@ -391,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
-    order = sorted(report.totals, key=lambda k: (k.split("/")[0] != "dev", "/" in k, k))
+    order = sorted(report.totals, key=lambda k: (not k.startswith("dev"), ":" in k, "/" in k, k))
     result = {"files": {str(f): split_of(f) for f in files}, "extractor": args.extractor,
               **{name: report.totals[name].figures() for name in order},
               "recall_by_outcome": {split: {k: f"{m}/{n}" for k, (m, n) in sorted(o.items())}
@@ -399,12 +410,12 @@ def main(argv: list[str] | None = None) -> int:
               "seconds": round(elapsed, 1)}
     print(f"extraction bench, extractor {args.extractor}: " + ", ".join(
         f"{f.name} ({split_of(f)})" for f in files))
-    print(f"{'':9}" + " ".join(f"{title:>12}" for _, title in COLUMNS))
+    print(f"{'':17}" + " ".join(f"{title:>12}" for _, title in COLUMNS))
     for name in order:
         fig = result[name]
         shown = {**fig, "hedges_persisted": f"{fig['hedges_persisted']}/{fig['hedges']}",
                  "instructions_persisted": f"{fig['instructions_persisted']}/{fig['instructions']}"}
-        print(f"{name:9}" + " ".join(f"{shown[col]!s:>12}" for col, _ in COLUMNS))
+        print(f"{name:17}" + " ".join(f"{shown[col]!s:>12}" for col, _ in COLUMNS))
     for split, outcomes in result["recall_by_outcome"].items():
         print(f"recall by labelled outcome ({split}):", ", ".join(f"{k} {v}" for k, v in outcomes.items()))
     for miss in report.misses[:args.show_errors]:
