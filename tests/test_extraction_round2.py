@@ -245,3 +245,9 @@ def test_a_complaint_then_so_keeps_the_new_choice() -> None:
     assert got[f"{P}:process:deploy"].value == "Cloudflare Pages"
     got = by_key(run("We tried Sequelize last year, now it's Kysely."))
     assert got[f"{P}:database:orm"].value == "Kysely"
+
+
+def test_the_question_subject_reads_for_about_and_zuo() -> None:
+    assert by_key(run("A: What are you using for the mobile app?", "Flutter, mostly for the hot reload."))[
+        f"{P}:stack:mobile_app"].value == "Flutter"
+    assert by_key(run("A: 你们用什么做消息推送？", "极光推送。"))[f"{P}:stack:消息推送"].value == "极光推送"

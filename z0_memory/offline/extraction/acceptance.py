@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from z0_memory.offline.extraction.answers import leading_clause, question_subject
 from z0_memory.offline.extraction.binding import (
+    CJK_COMMON,
     is_rejected,
     looks_like_a_name,
     pairs_in,
@@ -26,10 +27,12 @@ from z0_memory.offline.extraction.clauses import (
 from z0_memory.offline.extraction.content import key_for
 from z0_memory.offline.extraction.cues import (
     ALTERNATIVE,
+    CONFIRM_PREFIX,
     HEDGE,
     NEGATION,
     PROPOSAL_MARK,
     QUESTION_TAG,
+    REJECTION,
     UNDECIDED,
     WH_QUESTION,
     YES_NO_START,
@@ -151,6 +154,11 @@ def short_answer(text: str, question: TurnMessage | None) -> list[Statement]:
                         r"(?P<v>[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})", clean)
         values = [Found(name.start("v"), name.end("v"), name.group("v").rstrip(".,"), None)] if name and \
             looks_like_a_name(name.group("v")) else []
+        zh = re.fullmatch(r"(?:用|就用|还是用?)?\s*([\u4e00-\u9fff][\u4e00-\u9fff0-9]{1,5})\s*[。.!！]?", clean)
+        if not values and zh and not (HEDGE.search(clean) or UNDECIDED.search(clean) or NEGATION.search(clean)
+                                      or REJECTION.match(clean) or CONFIRM_PREFIX.match(clean)
+                                      or zh.group(1) in CJK_COMMON):
+            values = [Found(zh.start(1), zh.end(1), zh.group(1), None)]  # "极光推送。" answering "用什么做消息推送？"
     if len({v.value for v in values}) != 1:
         return []
     # the slot the question names, else the slot of a value it offers ("Sidekiq for the jobs?" -> the job queue)

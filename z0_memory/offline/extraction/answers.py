@@ -31,6 +31,10 @@ _SUBJECT_EN = re.compile(
 _SUBJECT_ZH = re.compile(
     r"(?P<s>[\u4e00-\u9fffA-Za-z&]{2,10}?)(?:方面|这块|那边)?(?:打算|准备|要|想)?(?:用什么|选什么|用哪个|用哪种|选哪个|呢|"
     r"用\s*\S+\s*还是\s*\S+?)\s*[？?]")
+# "What are you using for the mobile app?", "What about emails?", "你们用什么做消息推送？"
+_SUBJECT_FOR = re.compile(
+    r"\b(?:for|about|on)\s+(?:the\s+|your\s+|our\s+)?(?P<s>[a-z][\w/-]*(?:\s+[a-z][\w/-]*){0,2})\s*\?\s*$"
+    r"|(?:用什么|选什么|拿什么)(?:来)?(?:做|当|作为)\s*(?P<sz>[\u4e00-\u9fffA-Za-z]{2,10})\s*[？?]", re.I)
 _NOT_SUBJECTS = frozenset("you it this that one what kind about do does 那 这 那么 所以 那你 你们".split())
 
 
@@ -42,10 +46,12 @@ def question_subject(question: TurnMessage | None) -> tuple[str, str] | None:
     if not asked:
         return None
     q = asked[-1]
-    m = _SUBJECT_EN.search(q) or _SUBJECT_ZH.search(q)
+    m = _SUBJECT_FOR.search(q) or _SUBJECT_EN.search(q) or _SUBJECT_ZH.search(q)
     if not m:
         return None
-    subject = re.sub(r"^(?:那|所以|好的|那么|请问)+", "", m.group("s").strip())
+    subject = re.sub(r"^(?:那|所以|好的|那么|请问)+", "", (m.groupdict().get("s") or m.groupdict().get("sz") or "").strip())
+    if re.match(r"(?:using|about|doing|planning|going|thinking)\b", subject, re.I):
+        return None
     if not subject or subject.lower() in _NOT_SUBJECTS or len(subject) < 2:
         return None
     try:

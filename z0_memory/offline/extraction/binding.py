@@ -194,8 +194,8 @@ _OPEN_VALUE = re.compile(
     r"(?=\s*(?:[，,。.;；！!]|$))"
 )
 # Chinese words a 用 may be followed by that are not a product's name
-_CJK_COMMON = frozenset("中文 英文 这个 那个 这种 那种 什么 哪个 它 他们 我们 自己 本地 现成的 默认的 默认 原来的 之前的 同一个 一样的 两个空格 四个空格 "
-                        "单引号 双引号 制表符".split())
+CJK_COMMON = frozenset("中文 英文 这个 那个 这种 那种 什么 哪个 它 他们 我们 自己 本地 现成的 默认的 默认 原来的 之前的 同一个 一样的 两个空格 四个空格 "
+                        "单引号 双引号 制表符 随便 都行 无所谓 不知道 看你 你定 你决定 都可以 再说 待定 没想好".split())
 
 
 # "Sync engine: Yjs", "错误追踪：Honeybadger": a slot phrase, a colon, a name
@@ -273,7 +273,7 @@ def open_values(text: str, known: list[Found] | None = None) -> list[Found]:
             out.append(Found(start, m.end("v"), value, None))
     for m in _OPEN_VALUE.finditer(text):
         group = next(g for g in ("v", "vw", "vl", "vz", "vc", "vzh", "vi") if m.group(g))
-        if group == "vzh" and (m.group(group) in _CJK_COMMON or m.group(group)[0] in "它这那他她我你哪什" or
+        if group == "vzh" and (m.group(group) in CJK_COMMON or m.group(group)[0] in "它这那他她我你哪什" or
                                m.group(group)[-1] in "的了吧呢啊"):
             continue
         if group == "vl" and (m.group(group).lower() in _COMMON_WORDS or not find_phrases(text[m.end(group):])):
