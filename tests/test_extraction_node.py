@@ -376,3 +376,19 @@ async def test_a_repeat_that_adds_a_reason_keeps_it_as_a_new_version(memory, lan
     assert [o["action"] for o in await run(memory, [HumanMessage(plain, id=f"{lang}-w4")], thread=f"w4-{lang}")] \
         == ["fact_confirmed"]
     assert len(await pm.facts.history(key)) == 2
+
+
+async def test_a_choice_between_pending_alternatives_promotes_them(memory):
+    """Round 2: "maybe NATS, maybe Pulsar" waits as one pending item; "Pulsar it is" takes it (promoted to a fact
+    with the chosen value), through the real graph and stores."""
+    pm = memory.scope("acme")
+    key = "acme:stack:queue"
+    assert await pm.facts.get(key) is None
+    out = await run(memory, [HumanMessage("Maybe NATS, maybe Pulsar for the queue.", id="alt1")], thread="alt")
+    assert [o["action"] for o in out] == ["pending_created"]
+    [item] = [p for p in await pm.pending.list() if p.candidate.key == key]
+    assert item.candidate.value == "NATS or Pulsar"
+    out = await run(memory, [HumanMessage("Pulsar it is, the geo-replication won.", id="alt2")], thread="alt2")
+    assert [o["action"] for o in out] == ["promoted"]
+    assert (await pm.facts.get(key)).value == "Pulsar"
+    assert [p for p in await pm.pending.list() if p.candidate.key == key] == []

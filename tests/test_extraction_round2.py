@@ -251,3 +251,13 @@ def test_the_question_subject_reads_for_about_and_zuo() -> None:
     assert by_key(run("A: What are you using for the mobile app?", "Flutter, mostly for the hot reload."))[
         f"{P}:stack:mobile_app"].value == "Flutter"
     assert by_key(run("A: 你们用什么做消息推送？", "极光推送。"))[f"{P}:stack:消息推送"].value == "极光推送"
+
+
+def test_tentative_alternatives_are_one_pending_item_and_a_later_choice_takes_it() -> None:
+    [c] = run("向量库也许用 Milvus，也许用 Weaviate，还在压测。")
+    assert (c.key, c.value, c.hedged) == (f"{P}:database:vector_store", "Milvus or Weaviate", True)
+    [en] = run("Maybe NATS, maybe Pulsar for the queue.")
+    assert (en.value, en.hedged) == ("NATS or Pulsar", True)
+    waiting = ExistingMemory(4, en.content, en.key, en.value, pending=True)
+    [pick] = run("Pulsar it is, the geo-replication won.", existing=(waiting,))
+    assert (pick.key, pick.value, pick.same_as, pick.confirms, pick.hedged) == (en.key, "Pulsar", 4, True, False)

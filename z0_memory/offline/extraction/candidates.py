@@ -63,6 +63,21 @@ def _without_instructions(sentence: str, ignored: list[str]) -> str:
     return ("，" if contains_cjk(sentence) else ", ").join(kept)
 
 
+def _alternatives(found: list[Statement]) -> list[Statement]:
+    """"也许用 Qdrant，也许用 pgvector": tentative options for one slot in a sentence are one pending memory
+    ("Qdrant or pgvector"), not the last one named."""
+    out: list[Statement] = []
+    for s in found:
+        same = next((o for o in out if o.hedged and s.hedged and o.slot is not None and o.slot == s.slot
+                     and o.kind == s.kind and o.value and s.value), None)
+        if same is None:
+            out.append(s)
+        elif norm_value(s.value) not in {norm_value(v) for v in (same.value or "").split(" or ")}:
+            same.value = f"{same.value} or {s.value}"
+            same.text = f"{same.text}, {s.text}"
+    return out
+
+
 def _bare_hedge(sentence: str) -> bool:
     """A sentence that only hedges ("Not final though.", "不过还没最终定。"): a hedge cue and no value of its own."""
     approving = re.search(r"\b(?:right|good|great|better|best|sense|fits?|correct)\b|好|对|合适|不错|没错", sentence, re.I)
@@ -129,6 +144,7 @@ def _analyse_message(text: str, ignored: list[str]) -> tuple[list[Statement], Ac
             for s in previous:  # "数据库用 MySQL。不过还没最终定。": a hedge on its own hedges the sentence before
                 _hedge(s, sentence)
             continue
+        found = _alternatives(found)
         if found and not previous and previous_text and SO_SENTENCE.match(sentence):
             for s in found:
                 s.rationale = s.rationale or previous_text.strip(" .。!！")
@@ -164,6 +180,11 @@ def _link(
     if s.hedged:
         return None, [], False
     pending_same = [m for m in same_key if m.pending and norm_value(m.value) == norm_value(s.value)]
+    # "Qdrant or pgvector" waiting, then "Qdrant it is": the choice between the options takes that pending item
+    chosen = [m for m in same_key if m.pending and not pending_same and norm_value(s.value) in
+              {norm_value(v) for v in (m.value or "").split(" or ")} and " or " in (m.value or "")]
+    if chosen:
+        return chosen[-1].local_id, [], True
     supersedes = [m.local_id for m in same_key if norm_value(m.value) != norm_value(s.value)]
     if s.old_value:
         supersedes += [m.local_id for m in existing if m.key is None and _names(m.content, s.old_value)
