@@ -18,7 +18,8 @@ A user turn is sent together with the assistant messages before it, exactly as a
 What is scored is what the tables say, not what the extractor returned: before and after each user turn the bench
 reads z0_facts, z0_memories (keyless rows) and z0_pending of the project, and turns the difference into writes:
 
-  new fact version 1 ........................... persist (confirm, when a pending row of that key disappeared)
+  new fact version 1 ........................... persist (confirm, when a pending row of that key and value
+                                                  disappeared)
   new fact version > 1 ......................... supersede (duplicate when it keeps the value: a new reason)
   fact or memory confirmations went up ......... duplicate
   new keyless memory ........................... persist (confirm, when a keyless pending row disappeared)
@@ -187,10 +188,17 @@ def same_value(a: str | None, b: str | None) -> bool:
     return ca is not None and ca == cb
 
 
+def _candidate(pending_row: dict[str, Any]) -> dict[str, Any]:
+    cand = pending_row["candidate"]
+    return cand if isinstance(cand, dict) else json.loads(cand)
+
+
 def writes(before: Snapshot, after: Snapshot, project: str) -> tuple[list[dict[str, Any]], int]:
     """The writes one turn made (as label-shaped dicts), and how many of them duplicated a current row."""
     gone_pending = [before.pending[i] for i in before.pending.keys() - after.pending.keys()]
-    gone_keys = {p["match_key"] for p in gone_pending if p["match_key"]}
+    # a confirm promotes a pending memory with the same key and value (bench/data/README.md); a pending item of
+    # alternatives ("Qdrant or pgvector") taken by a choice of one of them is a new settled memory, a persist
+    gone_keys = [(p["match_key"], _candidate(p).get("value")) for p in gone_pending if p["match_key"]]
     gone_keyless = sum(1 for p in gone_pending if not p["match_key"])
     out: list[dict[str, Any]] = []
     duplicates = 0
@@ -211,7 +219,8 @@ def writes(before: Snapshot, after: Snapshot, project: str) -> tuple[list[dict[s
                 outcome = "duplicate" if same else "supersede"
                 duplicates += same and (prev["rationale"] or "") == (row["rationale"] or "")
             else:
-                outcome = "confirm" if key in gone_keys else "persist"
+                outcome = "confirm" if any(k == key and (v is None or same_value(v, row["value"]))
+                                           for k, v in gone_keys) else "persist"
             out.append({"kind": row["kind"] or "fact", "key": key, "value": row["value"], "outcome": outcome})
         elif row["confirmations"] > old["confirmations"]:
             out.append({"kind": row["kind"] or "fact", "key": key, "value": row["value"], "outcome": "duplicate"})
