@@ -261,3 +261,11 @@ def test_tentative_alternatives_are_one_pending_item_and_a_later_choice_takes_it
     waiting = ExistingMemory(4, en.content, en.key, en.value, pending=True)
     [pick] = run("Pulsar it is, the geo-replication won.", existing=(waiting,))
     assert (pick.key, pick.value, pick.same_as, pick.confirms, pick.hedged) == (en.key, "Pulsar", 4, True, False)
+
+
+def test_leaning_and_asking_are_tentative() -> None:
+    for text in ("I'd go with Netlify honestly.", "Can we just use DuckDB for now?", "I would pick MariaDB."):
+        [c] = run(text)
+        assert c.hedged and not firm(c), text
+    [c] = run("We'll self-host Umami for analytics.")
+    assert (c.key, c.value) == (f"{P}:stack:analytics", "Umami") and firm(c)

@@ -38,7 +38,8 @@ def _phrase_patterns(value: str) -> list[re.Pattern[str]]:
         # "feature store 用的是我们自研的 Glowworm", "the sync engine is Yjs"
         re.compile(rf"(?:^|[\s,，。])(?:(?:the|our)\s+)?(?P<s>[A-Za-z][\w -]{{1,25}}?|[\u4e00-\u9fff]{{2,8}}?)\s*"
                    rf"(?:用的是|选的是|用|选了?|采用|走|上|is|will be|runs on|uses|goes through|go(?:es)? out (?:via|through)|"
-                   rf"happens? (?:via|through)|(?:is|are) (?:handled|done|managed) (?:by|with|in))\s*"
+                   rf"happens? (?:via|through)|(?:is|are) (?:handled|done|managed) (?:by|with|in)|lives? (?:in|on)|"
+                   rf"(?:is|are) (?:stored|kept) (?:in|on))\s*"
                    rf"(?:(?:我们)?自研的|自己的|the\s+|our\s+)?\s*{v}"),
     ]
 
