@@ -191,6 +191,7 @@ FACT = re.compile(
 )
 PROPOSAL_MARK = re.compile(
     r"\b(?:recommend|suggest|propose|could use|could go with|how about|what about|i'd go with|i would go with|"
+    r"i'?d (?:pick|choose|use)|i would (?:pick|choose|use)|"
     r"let's|we could|you could|should (?:we|i)|shall (?:we|i)|want me to|go with)\b|建议|推荐|要不要|要用|可以用|不如|"
     r"用.{1,20}吧",
     re.I,
