@@ -317,6 +317,7 @@ def score_turn(turn: dict[str, Any], context: str, done: list[dict[str, Any]], d
     report.totals[f"{split}/{lang}"].add(tally)
     if batch:  # each blind batch apart too (aggregates only), so a fresh batch reads apart from the older ones
         report.totals[f"{split}:{batch}"].add(tally)
+        report.totals[f"{split}:{batch}/{lang}"].add(tally)
 
 
 def _where(turn: dict[str, Any]) -> str:
