@@ -269,3 +269,8 @@ def test_leaning_and_asking_are_tentative() -> None:
         assert c.hedged and not firm(c), text
     [c] = run("We'll self-host Umami for analytics.")
     assert (c.key, c.value) == (f"{P}:stack:analytics", "Umami") and firm(c)
+
+
+def test_where_a_thing_lives_names_it() -> None:
+    got = by_key(run("All secrets live in Infisical."))
+    assert got[f"{P}:stack:secrets"].value == "Infisical"

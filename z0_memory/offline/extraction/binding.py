@@ -169,6 +169,7 @@ _NAME_AFTER = re.compile(r"[ \t]*(?<=[ \t])([A-Z][\w.+#/-]*|v?\d+(?:\.\d+)*(?!\w
 _OPEN_VALUE = re.compile(
     r"(?i:\b(?:use|uses|using|used|go(?:ing)? with|went with|went|(?:we(?:'ve| have)?|i(?:'ve| have)?) got|"
     r"set up|setting up|configured|installed|wired up|integrated|stick(?:ing)? to|self-host(?:ing|ed)?|"
+    r"lives? (?:in|on)|(?:is|are) (?:stored|kept) (?:in|on)|"
     r"(?:happens?|go(?:es)? out|goes|go) (?:through|via)|switch(?:ed|ing)?(?: over)? to|mov(?:e|ed|ing)(?: over)? to|"
     r"migrat(?:e|ed|ing) to|pick(?:ed)?|chose|choose|settle(?:d)? on|adopt(?:ed|ing)?|stick(?:ing)? with|"
     r"standardi[sz]e(?:d)? on|end(?:ed)? up with|went for|go(?:ing)? for|deploy(?:s|ed|ing)? (?:with|on|to|via)|host(?:s|ed|ing)? (?:on|with|at)|"

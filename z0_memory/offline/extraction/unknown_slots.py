@@ -20,7 +20,7 @@ _CATEGORY_WORDS = (
                            r"部署|发布|流程|托管", re.I)),
     ("convention", re.compile(r"\b(?:convention|format|style|naming|rule|rules)\b|规范|格式|风格|命名", re.I)),
 )
-_FILLER = re.compile(r"^(?:(?:so|and|also|oh|ok|okay|the|our|for|as|then|plus|btw|另外|还有|然后|我们的?|那)\s*)+", re.I)
+_FILLER = re.compile(r"^(?:(?:so|and|also|oh|ok|okay|the|our|for|as|then|plus|btw|all|every|另外|还有|然后|我们的?|那)\s*)+", re.I)
 _TRAILING = re.compile(r"\s*(?:先|就|也|还|都|目前|现在|暂时|统一|主要|直接|一律|我们)+$")
 _NAME = r"[A-Za-z0-9][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2}"
 
