@@ -5,8 +5,10 @@
 DATA defaults to every labelled file in bench/data: ``extraction_turns.jsonl`` and ``extraction_dev_*.jsonl`` (the
 development set the offline rules were written against) and every ``extraction_blind_*.jsonl`` (blind batches, written by someone who never saw
 the rules or the development set; format: bench/data/README.md). A file whose name contains ``blind`` is scored as
-blind, any other as dev; figures are reported for dev and blind separately, and within each for English and
-Chinese (a turn is Chinese when it contains CJK characters). Blind files never print per-item results
+blind, any other as dev; figures are reported for dev and blind separately, within each for English and
+Chinese (a turn is Chinese when it contains CJK characters), and for each blind batch apart (``blind:<tag>``, e.g.
+``blind:2026-12-02c``, so a fresh batch reads apart from the older ones; ``--json`` also gives the matched counts,
+``matched``: [strict writes, strict labels, lenient writes, lenient labels], to combine batches). Blind files never print per-item results
 (``--show-errors`` lists dev misses only), so nobody tunes rules against them.
 
 Each conversation is a fresh project on an embedded Postgres (a temporary one unless ``--data-dir``), each session a
@@ -16,8 +18,9 @@ A user turn is sent together with the assistant messages before it, exactly as a
 What is scored is what the tables say, not what the extractor returned: before and after each user turn the bench
 reads z0_facts, z0_memories (keyless rows) and z0_pending of the project, and turns the difference into writes:
 
-  new fact version 1 ........................... persist (confirm, when a pending row of that key disappeared)
-  new fact version > 1 ......................... supersede
+  new fact version 1 ........................... persist (confirm, when a pending row of that key and value
+                                                  disappeared)
+  new fact version > 1 ......................... supersede (duplicate when it keeps the value: a new reason)
   fact or memory confirmations went up ......... duplicate
   new keyless memory ........................... persist (confirm, when a keyless pending row disappeared)
   new pending row, or its confirmations up ..... pending
@@ -136,6 +139,7 @@ class Tally:
             "value_spelling_kept": ratio(self.spelling_kept, self.valued),
             "writes": self.predicted,
             "labels": self.expected,
+            "matched": [self.matched_predicted, self.matched_expected, self.lenient_predicted, self.lenient_expected],
             "user_turns": self.turns,
             "ms_per_turn": round(self.ms / self.turns, 1) if self.turns else None,
         }
@@ -153,7 +157,7 @@ class Report:
 async def snapshot(memory: Z0Memory, project: str) -> Snapshot:
     async with memory.db.connection() as conn:
         facts = await (await conn.execute(
-            "SELECT f.id, f.category, f.entity, f.value, f.version, f.valid_to, f.confirmations, m.kind, m.content "
+            "SELECT f.id, f.category, f.entity, f.value, f.version, f.valid_to, f.confirmations, f.rationale, m.kind, m.content "
             "FROM z0_facts f LEFT JOIN z0_memories m ON m.project = f.project AND m.user_id = f.user_id "
             "AND m.fact_key = f.project || ':' || f.category || ':' || f.entity AND m.fact_version = f.version "
             "WHERE f.project = %s", [project])).fetchall()
@@ -185,10 +189,17 @@ def same_value(a: str | None, b: str | None) -> bool:
     return ca is not None and ca == cb
 
 
+def _candidate(pending_row: dict[str, Any]) -> dict[str, Any]:
+    cand = pending_row["candidate"]
+    return cand if isinstance(cand, dict) else json.loads(cand)
+
+
 def writes(before: Snapshot, after: Snapshot, project: str) -> tuple[list[dict[str, Any]], int]:
     """The writes one turn made (as label-shaped dicts), and how many of them duplicated a current row."""
     gone_pending = [before.pending[i] for i in before.pending.keys() - after.pending.keys()]
-    gone_keys = {p["match_key"] for p in gone_pending if p["match_key"]}
+    # a confirm promotes a pending memory with the same key and value (bench/data/README.md); a pending item of
+    # alternatives ("Qdrant or pgvector") taken by a choice of one of them is a new settled memory, a persist
+    gone_keys = [(p["match_key"], _candidate(p).get("value")) for p in gone_pending if p["match_key"]]
     gone_keyless = sum(1 for p in gone_pending if not p["match_key"])
     out: list[dict[str, Any]] = []
     duplicates = 0
@@ -200,12 +211,17 @@ def writes(before: Snapshot, after: Snapshot, project: str) -> tuple[list[dict[s
         old = before.facts.get(fid)
         if old is None:
             if row["version"] > 1:
-                outcome = "supersede"
                 prev = next((r for r in before.facts.values() if _key(r, project) == key
                              and r["version"] == row["version"] - 1), None)
-                duplicates += prev is not None and _norm(prev["value"]) == _norm(row["value"])
+                # the same value again with a new reason is a new version (writes.py, "fact_revised"): it restates
+                # the fact, so it is scored as a duplicate; a same-value version without a new reason is a duplicate
+                # created
+                same = prev is not None and _norm(prev["value"]) == _norm(row["value"])
+                outcome = "duplicate" if same else "supersede"
+                duplicates += same and (prev["rationale"] or "") == (row["rationale"] or "")
             else:
-                outcome = "confirm" if key in gone_keys else "persist"
+                outcome = "confirm" if any(k == key and (v is None or same_value(v, row["value"]))
+                                           for k, v in gone_keys) else "persist"
             out.append({"kind": row["kind"] or "fact", "key": key, "value": row["value"], "outcome": outcome})
         elif row["confirmations"] > old["confirmations"]:
             out.append({"kind": row["kind"] or "fact", "key": key, "value": row["value"], "outcome": "duplicate"})
@@ -270,7 +286,7 @@ def is_instruction(turn: dict[str, Any]) -> bool:
 
 
 def score_turn(turn: dict[str, Any], context: str, done: list[dict[str, Any]], duplicates: int, ms: float,
-               split: str, report: Report) -> None:
+               split: str, report: Report, batch: str | None = None) -> None:
     labels = turn["expected"]
     tally = Tally(predicted=len(done), expected=len(labels), duplicates=duplicates, turns=1, ms=ms)
     tally.matched_predicted, free, hits = _pair(done, labels, matches)
@@ -300,6 +316,9 @@ def score_turn(turn: dict[str, Any], context: str, done: list[dict[str, Any]], d
     lang = "zh" if contains_cjk(turn["text"]) else "en"
     report.totals[split].add(tally)
     report.totals[f"{split}/{lang}"].add(tally)
+    if batch:  # each blind batch apart too (aggregates only), so a fresh batch reads apart from the older ones
+        report.totals[f"{split}:{batch}"].add(tally)
+        report.totals[f"{split}:{batch}/{lang}"].add(tally)
 
 
 def _where(turn: dict[str, Any]) -> str:
@@ -313,6 +332,11 @@ def load(path: Path) -> dict[str, list[dict[str, Any]]]:
             row = json.loads(line)
             conversations.setdefault(row["conversation"], []).append(row)
     return conversations
+
+
+def batch_of(path: Path) -> str:
+    """A blind file's batch tag: ``extraction_blind_2026-12-02c.jsonl`` -> ``2026-12-02c``."""
+    return path.stem.split("blind_", 1)[-1]
 
 
 def split_of(path: Path) -> str:
@@ -353,7 +377,8 @@ async def run(files: list[Path], extractor: str, data_dir: str) -> Report:
                     context = waiting[-1].content if waiting else ""
                     waiting = []
                     done, duplicates = writes(before, await snapshot(memory, project), project)
-                    score_turn(turn, str(context), done, duplicates, ms, split, report)
+                    score_turn(turn, str(context), done, duplicates, ms, split, report,
+                               batch_of(path) if split == "blind" else None)
                 await memory.scope(project).forget_everything()
     return report
 
@@ -389,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
-    order = sorted(report.totals, key=lambda k: (k.split("/")[0] != "dev", "/" in k, k))
+    order = sorted(report.totals, key=lambda k: (not k.startswith("dev"), ":" in k, "/" in k, k))
     result = {"files": {str(f): split_of(f) for f in files}, "extractor": args.extractor,
               **{name: report.totals[name].figures() for name in order},
               "recall_by_outcome": {split: {k: f"{m}/{n}" for k, (m, n) in sorted(o.items())}
@@ -397,12 +422,12 @@ def main(argv: list[str] | None = None) -> int:
               "seconds": round(elapsed, 1)}
     print(f"extraction bench, extractor {args.extractor}: " + ", ".join(
         f"{f.name} ({split_of(f)})" for f in files))
-    print(f"{'':9}" + " ".join(f"{title:>12}" for _, title in COLUMNS))
+    print(f"{'':17}" + " ".join(f"{title:>12}" for _, title in COLUMNS))
     for name in order:
         fig = result[name]
         shown = {**fig, "hedges_persisted": f"{fig['hedges_persisted']}/{fig['hedges']}",
                  "instructions_persisted": f"{fig['instructions_persisted']}/{fig['instructions']}"}
-        print(f"{name:9}" + " ".join(f"{shown[col]!s:>12}" for col, _ in COLUMNS))
+        print(f"{name:17}" + " ".join(f"{shown[col]!s:>12}" for col, _ in COLUMNS))
     for split, outcomes in result["recall_by_outcome"].items():
         print(f"recall by labelled outcome ({split}):", ", ".join(f"{k} {v}" for k, v in outcomes.items()))
     for miss in report.misses[:args.show_errors]:

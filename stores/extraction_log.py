@@ -46,7 +46,8 @@ COUNT_SQL = f"SELECT count(*) AS n FROM {LOG_TABLE} WHERE project = %(project)s 
 
 # How an outcome's action reads in the log: written, confirmed, pending or ignored.
 ACTION_GROUPS = {
-    "fact_created": "written", "fact_superseded": "written", "memory_added": "written", "promoted": "written",
+    "fact_created": "written", "fact_superseded": "written", "fact_revised": "written", "memory_added": "written",
+    "promoted": "written",
     "fact_confirmed": "confirmed", "memory_confirmed": "confirmed",
     "pending_created": "pending", "pending_confirmed": "pending",
     "dropped": "ignored", "queued_for_retry": "ignored", "nothing": "ignored",

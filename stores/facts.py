@@ -30,9 +30,10 @@ _FACT_COLUMNS = (
 
 @dataclass(frozen=True)
 class FactWrite:
-    """What a ``put`` did: ``created`` a first version, ``superseded`` an older one, or ``confirmed`` it."""
+    """What a ``put`` did: ``created`` a first version, ``superseded`` an older one, ``confirmed`` it, or ``revised``
+    it (the same value again with a new reason: a new version)."""
 
-    action: Literal["created", "superseded", "confirmed"]
+    action: Literal["created", "superseded", "confirmed", "revised"]
     fact: FactVersion
     previous: FactVersion | None = None
 
@@ -118,10 +119,12 @@ class FactStore:
         return [_version(r) for r in rows]
 
     async def put(self, key: str | MemoryKey, value: str, provenance: Provenance | None = None, *,
-                  kind: MemoryKind = "fact", statement: str | None = None) -> FactWrite:
+                  kind: MemoryKind = "fact", statement: str | None = None, revise: bool = False) -> FactWrite:
         """Set ``key`` to ``value``: confirm, create, or supersede (keeping the old version in history).
 
         ``statement`` is the sentence the value was stated in ("Hono, not Express"); it is kept with the version.
+        ``revise``: the same value said again with something new (a reason) opens a new version instead of counting a
+        confirmation, so the earlier version and its rationale stay in history (action ``revised``).
         """
         k = self.scope.key(key)
         if not isinstance(value, str) or not value.strip():
@@ -140,7 +143,7 @@ class FactStore:
                 "AND category = %(category)s AND entity = %(entity)s AND valid_to IS NULL FOR UPDATE", params,
             )).fetchone()
             current = _version(row) if row else None
-            if current is not None and current.value.casefold() == value.casefold():
+            if current is not None and current.value.casefold() == value.casefold() and not revise:
                 confirmed = await (await conn.execute(
                     f"UPDATE z0_facts SET confirmations = confirmations + 1 WHERE id = %s RETURNING {_FACT_COLUMNS}",
                     [current.id],
@@ -176,6 +179,8 @@ class FactStore:
                           "thread_id": prov.thread_id, "extractor": prov.extractor},
             )
             await insert_row(conn, self.scope, mirror, vector, fact_key=str(k), fact_version=version)
+        if current is not None and current.value.casefold() == value.casefold():
+            return FactWrite("revised", fact, current)
         return FactWrite("superseded" if current else "created", fact, current)
 
     async def forget(self, key: str | MemoryKey, *, include_history: bool = False) -> int:

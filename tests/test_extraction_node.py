@@ -352,3 +352,49 @@ async def test_a_turn_with_nothing_to_remember_writes_nothing(memory):
     for name in ("z0_facts", "z0_pending", "z0_memories", "z0_extraction_queue"):
         assert await table(memory, name) == []
 
+
+
+@pytest.mark.parametrize("lang, entity, first, again, reason, plain", [
+    ("en", "stack:backend_framework", "We'll use Fastify for the backend.",
+     "We're sticking with Fastify for the backend because its plugin system fits our team.",
+     "its plugin system fits our team", "Fastify for the backend, as I said."),
+    ("zh", "database:database", "数据库用 PostgreSQL。", "数据库还是用 PostgreSQL，因为团队最熟悉它。", "团队最熟悉它",
+     "数据库用 PostgreSQL。"),
+])
+async def test_a_repeat_that_adds_a_reason_keeps_it_as_a_new_version(memory, lang, entity, first, again, reason,
+                                                                      plain):
+    """Issue 16: a repeat that brings a new reason adds it to the fact (a new version, the old one in history), not
+    dropped as 'confirmed'; a plain repeat, or the same reason again, stays a confirmation."""
+    pm = memory.scope("acme")
+    key = f"acme:{entity}"
+    value = (await pm.facts.get(key)).value if await pm.facts.get(key) else None
+    assert value is None
+    assert [o["action"] for o in await run(memory, [HumanMessage(first, id=f"{lang}-w1")], thread=f"w-{lang}")] \
+        == ["fact_created"]
+    out = await run(memory, [HumanMessage(again, id=f"{lang}-w2")], thread=f"w2-{lang}")
+    said = (await pm.facts.get(key)).value
+    assert [(o["action"], o["content"]) for o in out] == [("fact_revised", said)]
+    old, new = await pm.facts.history(key)
+    assert (old.value, old.valid_to is not None, old.provenance.rationale) == (said, True, None)
+    assert (new.value, new.valid_to, new.provenance.rationale) == (said, None, reason)
+    assert [o["action"] for o in await run(memory, [HumanMessage(again, id=f"{lang}-w3")], thread=f"w3-{lang}")] \
+        == ["fact_confirmed"]  # the same reason again adds nothing
+    assert [o["action"] for o in await run(memory, [HumanMessage(plain, id=f"{lang}-w4")], thread=f"w4-{lang}")] \
+        == ["fact_confirmed"]
+    assert len(await pm.facts.history(key)) == 2
+
+
+async def test_a_choice_between_pending_alternatives_promotes_them(memory):
+    """Round 2: "maybe NATS, maybe Pulsar" waits as one pending item; "Pulsar it is" takes it (promoted to a fact
+    with the chosen value), through the real graph and stores."""
+    pm = memory.scope("acme")
+    key = "acme:stack:queue"
+    assert await pm.facts.get(key) is None
+    out = await run(memory, [HumanMessage("Maybe NATS, maybe Pulsar for the queue.", id="alt1")], thread="alt")
+    assert [o["action"] for o in out] == ["pending_created"]
+    [item] = [p for p in await pm.pending.list() if p.candidate.key == key]
+    assert item.candidate.value == "NATS or Pulsar"
+    out = await run(memory, [HumanMessage("Pulsar it is, the geo-replication won.", id="alt2")], thread="alt2")
+    assert [o["action"] for o in out] == ["promoted"]
+    assert (await pm.facts.get(key)).value == "Pulsar"
+    assert [p for p in await pm.pending.list() if p.candidate.key == key] == []

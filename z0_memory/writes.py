@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 DUPLICATE_OVERLAP = 0.8
 
 Action = Literal[
-    "fact_created", "fact_superseded", "fact_confirmed", "memory_added", "memory_confirmed",
+    "fact_created", "fact_superseded", "fact_confirmed", "fact_revised", "memory_added", "memory_confirmed",
     "pending_created", "pending_confirmed", "promoted", "dropped",
 ]
 
@@ -98,7 +98,8 @@ async def persist(pm: ProjectMemory, candidate: Candidate, provenance: Provenanc
     prov = _provenance(candidate, provenance)
     if candidate.key and candidate.value:
         key = pm.scope.key(candidate.key)
-        write = await pm.facts.put(key, candidate.value, prov, kind=candidate.kind, statement=candidate.content)
+        write = await pm.facts.put(key, candidate.value, prov, kind=candidate.kind, statement=candidate.content,
+                                   revise=await _new_reason(pm, key, candidate))
         return WriteOutcome(f"fact_{write.action}", str(key), write.fact.value, candidate.confidence,
                             write.previous.value if write.previous else None)
     memory = NewMemory(
@@ -114,6 +115,18 @@ async def persist(pm: ProjectMemory, candidate: Candidate, provenance: Provenanc
     for old_id in supersede_ids:
         await pm.semantic.supersede(old_id)
     return WriteOutcome("memory_added", row_id, content, candidate.confidence)
+
+
+async def _new_reason(pm: ProjectMemory, key: MemoryKey, candidate: Candidate) -> bool:
+    """A repeat of the current value that brings a reason the stored version lacks: it is kept as a new version
+    (the earlier one and its rationale stay in history), not dropped as a mere confirmation."""
+    if not candidate.rationale or not candidate.rationale.strip():
+        return False
+    current = await pm.facts.get(key)
+    if current is None or current.value.casefold() != candidate.value.strip().casefold():
+        return False
+    stored = (current.provenance.rationale or "").casefold()
+    return candidate.rationale.strip().casefold() not in stored
 
 
 def _category(candidate: Candidate) -> str:

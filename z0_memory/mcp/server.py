@@ -202,7 +202,7 @@ def fact_key(pm: ProjectMemory, key: str) -> MemoryKey:
     return pm.scope.key(key)
 
 
-WRITTEN = {"fact_created", "fact_superseded", "memory_added", "promoted"}
+WRITTEN = {"fact_created", "fact_superseded", "fact_revised", "memory_added", "promoted"}
 CONFIRMED = {"fact_confirmed", "memory_confirmed"}
 PENDING = {"pending_created", "pending_confirmed"}
 NOTHING_SAID = ("nothing to remember: no fact, decision or preference was stated "

@@ -14,6 +14,8 @@ extractor is measured against. Modules, one job each:
 ``statements``  what each clause states, decided per clause; switches; preferences
 ``people``      owners and roles
 ``acceptance``  what a reply accepts: the assistant's proposal, statement or yes/no question, or a short answer
+``answers``     the value a reply leads with, and the subject the assistant's question names
+``unknown_slots`` keys for slots the vocabulary lacks, from the user's own slot phrase (or the value's name)
 ``content``     keys and stored content (the user's own clause, said where it applies)
 ``candidates``  the turn: instructions set aside, reasons from adjacent sentences, precedence within the turn,
                 links to stored memories, the ``Candidate`` list the extraction node consumes
@@ -46,15 +48,26 @@ Keys are ``{project}:{category}:{entity}`` with categories and entities from ``S
 ``people:{area}_owner`` or a role (``people:tech_lead``); preferences are ``preference:{entity}`` for the user and
 ``preference:{person}_{entity}`` for someone named.
 
+Round 2 (text written outside the project): a reply that leads with its answer ("Postgres 16. Non-negotiable, ...");
+unknown slots keyed from the user's phrase ("Sync engine: Yjs" -> ``stack:sync_engine``), the question's subject
+("训练框架呢？") or the value's own name, and a value already held under a key keeps that key; a sentence or clause
+that only hedges hedges the statement before it ("不过还没最终定"), an undecided sentence about "it" hedges the value
+named just before; values a message refuses ("no, not Celery") are never stated by a later clause; "A + B" values,
+versions said apart ("Node 已经升到 22"), a switch's new value is the name right after its verb; a repeat that adds
+a reason is kept as a new version of the fact by the write gate (``writes``, action ``fact_revised``).
+
 Known limits: reasoning across turns beyond the assistant message just before ("the thing we discussed
 yesterday"), sarcasm, self-corrections mid-sentence, values that are ordinary lowercase words with no slot phrase,
-and a repeat that adds a reason is still a repeat (the reason is not added to the stored fact).
+values that are whole phrases ("snake_case for DB columns, camelCase in TS"), and a key name for an unknown slot
+that differs from the one a reader would pick.
 """
 
 from __future__ import annotations
 
-
-from z0_memory.offline.extraction.candidates import OFFLINE_EXTRACTOR_NAME, extract_candidates
+from z0_memory.offline.extraction.candidates import (
+    OFFLINE_EXTRACTOR_NAME,
+    extract_candidates,
+)
 from z0_memory.offline.extraction.model import ExistingMemory, TurnMessage
 from z0_memory.offline.extraction.vocabulary import SLOTS, Slot, canonical_value
 from z0_memory.redaction import redact_secrets

@@ -9,7 +9,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from z0_memory.offline.extraction.binding import is_rejected, looks_like_a_name, pairs_in, rebind
+from z0_memory.offline.extraction.answers import leading_clause, question_subject
+from z0_memory.offline.extraction.binding import (
+    CJK_COMMON,
+    is_rejected,
+    looks_like_a_name,
+    pairs_in,
+    rebind,
+)
 from z0_memory.offline.extraction.clauses import (
     MAX_SENTENCE_CHARS,
     is_question,
@@ -20,10 +27,13 @@ from z0_memory.offline.extraction.clauses import (
 from z0_memory.offline.extraction.content import key_for
 from z0_memory.offline.extraction.cues import (
     ALTERNATIVE,
+    CONFIRM_PREFIX,
     HEDGE,
     NEGATION,
     PROPOSAL_MARK,
     QUESTION_TAG,
+    REJECTION,
+    UNDECIDED,
     WH_QUESTION,
     YES_NO_START,
 )
@@ -36,7 +46,14 @@ from z0_memory.offline.extraction.model import (
     TurnMessage,
 )
 from z0_memory.offline.extraction.statements import analyse_sentence
-from z0_memory.offline.extraction.vocabulary import SLOT_BY_KEY, Found, Slot, find_phrases, find_values, norm_value
+from z0_memory.offline.extraction.vocabulary import (
+    SLOT_BY_KEY,
+    Found,
+    Slot,
+    find_phrases,
+    find_values,
+    norm_value,
+)
 from z0_memory.redaction import REDACTED, redact_secrets
 
 
@@ -84,6 +101,9 @@ def _claims(text: str, existing: Sequence[ExistingMemory], project: str) -> list
             if pair.slot is not None:
                 found.append(Statement(kind="fact", slot=pair.slot, value=pair.value, text=sentence.strip(),
                                        confidence=CONF_RESOLVED_CONFIRM, confirms=True, said_by="assistant"))
+    settled = {m.key for m in existing if m.key and not m.pending}
+    # a bare "对的" to the assistant's restatement confirms it; it does not replace a value the user settled
+    found = [s for s in found if key_for(s, project) not in settled]
     return _one_value_per_key(found, existing, project)
 
 
@@ -131,18 +151,43 @@ def short_answer(text: str, question: TurnMessage | None) -> list[Statement]:
     values = [v for v in find_values(clean) if not is_rejected(clean, v)]
     if not values:
         name = re.match(r"^(?:(?:just|probably|definitely|obviously|maybe|the|ok|okay|so|then|用|就用|还是)\s*)*"
-                        r"(?P<v>[A-Z][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,2})", clean)
+                        r"(?P<v>[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})", clean)
         values = [Found(name.start("v"), name.end("v"), name.group("v").rstrip(".,"), None)] if name and \
             looks_like_a_name(name.group("v")) else []
+        zh = re.fullmatch(r"(?:用|就用|还是用?)?\s*([\u4e00-\u9fff][\u4e00-\u9fff0-9]{1,5})\s*[。.!！]?", clean)
+        if not values and zh and not (HEDGE.search(clean) or UNDECIDED.search(clean) or NEGATION.search(clean)
+                                      or REJECTION.match(clean) or CONFIRM_PREFIX.match(clean)
+                                      or zh.group(1) in CJK_COMMON):
+            values = [Found(zh.start(1), zh.end(1), zh.group(1), None)]  # "极光推送。" answering "用什么做消息推送？"
     if len({v.value for v in values}) != 1:
         return []
-    asked_slots = [p.slot for p in find_phrases(asked[-1])]
+    # the slot the question names, else the slot of a value it offers ("Sidekiq for the jobs?" -> the job queue)
+    asked_slots = [p.slot for p in find_phrases(asked[-1])] or [v.slot for v in find_values(asked[-1]) if v.slot]
     slot = rebind(values[0], asked_slots[0]) if asked_slots else values[0].slot
-    if slot is None:
+    subject = question_subject(question) if slot is None else None
+    if slot is None and subject is None:
         return []
     hedged = bool(HEDGE.search(clean))
     return [Statement(kind="decision", slot=slot, value=values[0].value, text=clean, hedged=hedged,
-                       confidence=CONF_HEDGE if hedged else CONF_ANSWER, rationale=why)]
+                       confidence=CONF_HEDGE if hedged else CONF_ANSWER, rationale=why,
+                       category_override=subject[0] if subject else None,
+                       entity_override=subject[1] if subject else None)]
+
+
+def leading_answer(text: str, question: TurnMessage | None) -> list[Statement]:
+    """"Postgres 16. Non-negotiable, ..." / "nah, GoodJob. fewer moving parts": the value a reply to the assistant's
+    question leads with, when the rest of the message goes on to other things."""
+    clause = leading_clause(text) if question is not None else None
+    found = short_answer(clause, question) if clause else []
+    if found and (HEDGE.search(text) or UNDECIDED.search(text)) and not found[0].hedged:
+        # "Render for now, not sure yet long-term": a hedge anywhere in the reply hedges the answer it leads with
+        found[0].hedged, found[0].confidence = True, CONF_HEDGE
+    return found
+
+
+# A slot word used in passing ("popular addons with good docs") does not make the message about that slot
+_IN_PASSING = re.compile(r"\b(?:with|has|have|their|its|good|great|nice|solid|better|decent)\s+(?:\w+\s+)?(?:docs|"
+                         r"documentation|tests|testing|search|logging|monitoring|caching|support|tooling)\b", re.I)
 
 
 def topic_slot(assistant: TurnMessage | None) -> Slot | None:
@@ -150,7 +195,7 @@ def topic_slot(assistant: TurnMessage | None) -> Slot | None:
     if assistant is None:
         return None
     sentences = split_sentences(strip_noise(assistant.text))
-    for chosen in ([s for s in sentences if is_question(s)][-1:], sentences):
+    for chosen in ([s for s in sentences if is_question(s)][-1:], [s for s in sentences if not _IN_PASSING.search(s)]):
         slots = {p.slot for s in chosen for p in find_phrases(s) if p.slot is not None}
         if len(slots) == 1:
             return slots.pop()

@@ -8,7 +8,12 @@ from __future__ import annotations
 import re
 
 from z0_memory.offline.extraction.cues import NOT_A_NAME, REJECTED_BEFORE
-from z0_memory.offline.extraction.vocabulary import Found, Slot, find_phrases, find_values
+from z0_memory.offline.extraction.vocabulary import (
+    Found,
+    Slot,
+    find_phrases,
+    find_values,
+)
 from z0_memory.redaction import REDACTED
 from z0_memory.text import ENGLISH_STOPWORDS
 
@@ -16,7 +21,7 @@ _CONNECTORS = (  # longer alternatives first: "is done with" must win over "is"
     r"(?:[:：=]|->|→|will be built in|will be|should be|is going to be|is (?:deployed|hosted|running) (?:on|to|at)|"
     r"(?:are|is) (?:run|done|managed|handled|built|tracked) (?:with|in|by|on)|"  # not "written in": a language
     r"(?:deployed|hosted|built) (?:on|to|in|with)|uses?|using|runs?(?: on)?|goes? to|follows?|is|are|"
-    r"用的是|统一用|一律用|都用|就用|还是用|还是|(?:直接|先|主要|全部|目前|现在|暂时)?(?:使用|用)|采用|选用|定为|定成|改为|改用|"
+    r"用的是|用的|接的是|接入了?|交给|都放|放在|放|定了?|统一用|一律用|都用|就用|还是用|还是|(?:直接|先|主要|全部|目前|现在|暂时)?(?:使用|用)|采用|选用|定为|定成|改为|改用|"
     r"(?:我们)?选(?:了|择|的是)?|是|走|goes? through|部署在|跑在|托管在|(?:目前|现在|都)?(?:放在|在)|"
     r"goes? (?:into|in|to)|lives? (?:in|on)|(?:is |are )?(?:stored|kept) (?:in|on)|stays?(?: as| on| with)?|"
     r"remains?(?: as| on)?)"
@@ -63,12 +68,16 @@ def rebind(value: Found, phrase_slot: Slot | None) -> Slot | None:
 def bound_pairs(text: str, values: list[Found], phrases: list[Found]) -> list[Found]:
     """(value, slot) pairs where a slot phrase is attached to a value: "cache: Redis", "Redis for caching"."""
     pairs: list[Found] = []
+    native = {v.slot for v in values if v.slot is not None}
     for phrase in phrases:
         for value in values:
             after = value.start >= phrase.end and _CONNECT_AFTER_SLOT.match(text[phrase.end : value.start])
             before = value.end <= phrase.start and _CONNECT_BEFORE_SLOT.match(text[value.end : phrase.start])
             if after or before:
-                pairs.append(Found(value.start, value.end, value.value, rebind(value, phrase.slot)))
+                # "backend 用 Node 20 + Fastify": Fastify is the backend framework, so Node stays the runtime
+                slot = value.slot if value.slot is not None and phrase.slot in native and value.slot != phrase.slot \
+                    else rebind(value, phrase.slot)
+                pairs.append(Found(value.start, value.end, value.value, slot))
         if not any(p.slot == phrase.slot for p in pairs):
             generic = _generic_after(text, phrase)
             if generic is not None:
@@ -117,7 +126,9 @@ def _generic_after(text: str, phrase: Found) -> Found | None:
 
 _NOT_NAME_WORD = re.compile(
     r"^(?:\w+(?:ed|ing)|run|built|written|done|set|made|up|out|also|still|now|currently|just|always|never|very|"
-    r"really|pretty|quite|too|so|being|going|fine|good|great|bad|slow|fast|ok|okay|important|ready|broken)$",
+    r"really|pretty|quite|too|so|being|going|fine|good|great|bad|slow|fast|ok|okay|important|ready|broken|weak|strong|"
+    r"noisy|silly|cheap|expensive|solid|nice|easy|hard|simple|heavy|light|stale|outdated|old|wrong|missing|empty|"
+    r"flaky|down|wrong|messy|fragile|annoying)$",
     re.I,
 )
 
@@ -128,8 +139,24 @@ def looks_like_a_name(value: str) -> bool:
     return not (first in NOT_A_NAME or first in ENGLISH_STOPWORDS or _NOT_NAME_WORD.match(first))
 
 
+_LIST_ITEM_BEFORE = re.compile(
+    r"(?:[A-Z][\w.#/&-]*(?:\s+[A-Z0-9][\w.#/&-]*)?|[a-z][\w.#/&-]*)\s*(?:\+|&|,|、|和|及|\band|\bor|或)\s*$")
+
+
 def is_rejected(text: str, found: Found) -> bool:
-    return bool(REJECTED_BEFORE.search(text[: found.start]))
+    """Rejected where it is named ("rather than Koa", "不用 Jest"), also as the later item of a rejected list
+    ("we ditched ESLint + Prettier")."""
+    before = text[: found.start]
+    if REJECTED_BEFORE.search(before):
+        return True
+    for _ in range(4):  # walk back over the list's earlier items
+        item = _LIST_ITEM_BEFORE.search(before)
+        if not item:
+            return False
+        before = before[: item.start()]
+        if REJECTED_BEFORE.search(before):
+            return True
+    return False
 
 
 # Words that end a value's name ("Redis cluster", "Hono app"): the thing's kind, not its name.
@@ -140,24 +167,70 @@ _KIND_WORDS = frozenset(
 )
 _NAME_AFTER = re.compile(r"[ \t]*(?<=[ \t])([A-Z][\w.+#/-]*|v?\d+(?:\.\d+)*(?!\w|\.\w))")
 _OPEN_VALUE = re.compile(
-    r"(?i:\b(?:use|uses|using|used|go(?:ing)? with|went with|switch(?:ed|ing)?(?: over)? to|mov(?:e|ed|ing)(?: over)? to|"
+    r"(?i:\b(?:use|uses|using|used|go(?:ing)? with|went with|went|(?:we(?:'ve| have)?|i(?:'ve| have)?) got|"
+    r"set up|setting up|configured|installed|wired up|integrated|stick(?:ing)? to|self-host(?:ing|ed)?|"
+    r"lives? (?:in|on)|(?:is|are) (?:stored|kept) (?:in|on)|"
+    r"(?:happens?|go(?:es)? out|goes|go) (?:through|via)|switch(?:ed|ing)?(?: over)? to|mov(?:e|ed|ing)(?: over)? to|"
     r"migrat(?:e|ed|ing) to|pick(?:ed)?|chose|choose|settle(?:d)? on|adopt(?:ed|ing)?|stick(?:ing)? with|"
     r"standardi[sz]e(?:d)? on|end(?:ed)? up with|went for|go(?:ing)? for|deploy(?:s|ed|ing)? (?:with|on|to|via)|host(?:s|ed|ing)? (?:on|with|at)|"
     r"run(?:s|ning)? on|rel(?:y|ies) on|built (?:with|on|in)|opt(?:ed|ing)? for|keep(?:ing)?|add(?:ing|ed)?|"
     r"introduc(?:e|ing|ed)|bring(?:ing)? in|stay(?:s|ing)? (?:on|with)|will be|going all in on|all in on|"
     r"(?:is|are) (?:run|built|done|managed|handled|tracked|hosted|deployed) (?:with|on|in|by|via)))"
     r"\s+(?:(?i:the|our|a|an)\s+)?(?P<v>[A-Z0-9][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,3})"
-    r"|(?P<vw>[A-Z][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,2})\s+(?i:is|was)\s+what\s+(?i:we|i)(?:'ve|'re)?\s+"
+    r"|(?P<vw>[A-Z][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,2})\s+(?:(?i:is|was)\s+what\s+(?i:we|i)(?:'ve|'re)?\s+"
     r"(?i:picked|chose|use|used|went with|decided on|settled on|are using|'re using)"  # "X is what we picked"
+    r"|(?i:it is|it'?ll be|is the (?:one|winner|pick|choice|standard|plan)|(?:is|got) (?:approved|signed off|green-?lit)|"
+    r"wins|won)\b)"  # "Dialogue Manager it is", "R2 is approved"
+    r"|^(?:(?i:the|our)\s+)?(?!(?i:problem|issue|bottleneck|culprit|bug|catch|risk|concern|worry|downside|question|blocker|trouble|pain)\b)[A-Za-z][a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}\s+(?i:is|are|will be|is going to be)\s+"
+    r"(?:(?i:now|still|just)\s+)?(?P<vi>[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})(?=(?:\s+(?i:now|too))?\s*[.!]?$)"
+    r"|^(?:[A-Za-z][\w /-]{1,30}?|[\u4e00-\u9fff][\w\u4e00-\u9fff ]{0,10}?)\s*[:：]\s*"
+    r"(?P<vc>[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})(?=\s*(?:[,，.。;；!！]|$|\s+(?:for|with|and|but)\b))"  # "Sync engine: Yjs"
     r"|(?i:\b(?:use|using|go(?:ing)? with|switch(?:ed|ing)? to|mov(?:e|ed|ing) to|pick(?:ed)?|chose|settled? on)"
     r"\s+(?P<vl>[a-z][\w.+#/-]*[a-z0-9])(?=\s+(?:for|as|to)\s))"  # "we use tox for testing": lowercase, then a slot
-    r"|(?:用的是|选的是|用|使用|采用|选用|选|改用|换成|换用|定为|定成|部署在|托管在|跑在|迁移到|切换到|切到|走)了?\s*"
+    r"|(?:用的是|选的是|用|使用|采用|选用|选|改用|换成|换用|定为|定成|部署在|托管在|跑在|迁移到|切换到|切到|走|上|就|定)了?\s*"
+    r"(?:(?:我们)?自研的|自己的|一个叫|叫)?\s*"
     r"(?P<vz>[A-Za-z][\w.+#/-]*(?:[ \t]+[A-Za-z][\w.+#/-]*){0,2})"
+    # a Chinese product name after 用 / 用的是, up to the clause's end ("缺陷管理用禅道，", "聚合用的是 快递100")
+    r"|(?:用的是|选的是|(?<![不别没])用|采用|选用|改用|换成)\s*(?P<vzh>[\u4e00-\u9fff][\u4e00-\u9fffA-Za-z0-9]{1,5})"
+    r"(?=\s*(?:[，,。.;；！!]|$))"
 )
+# Chinese words a 用 may be followed by that are not a product's name
+CJK_COMMON = frozenset("中文 英文 这个 那个 这种 那种 什么 哪个 它 他们 我们 自己 本地 现成的 默认的 默认 原来的 之前的 同一个 一样的 两个空格 四个空格 "
+                        "单引号 双引号 制表符 随便 都行 无所谓 不知道 看你 你定 你决定 都可以 再说 待定 没想好".split())
+
+
+# "Sync engine: Yjs", "错误追踪：Honeybadger": a slot phrase, a colon, a name
+COLON_VALUE = re.compile(r"^(?:[A-Za-z][\w /-]{1,30}?|[\u4e00-\u9fff][\w\u4e00-\u9fff ]{0,10}?)\s*[:：]\s*"
+                         r"[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2}\s*[,，.。;；!！]?$"
+                         # "Mobile app is Flutter", "The mobile app will be Flutter now": a slot phrase, a copula, a name
+                         r"|^(?:(?i:the|our)\s+)?(?!(?i:problem|issue|bottleneck|culprit|bug|catch|risk|concern|worry|downside|question|blocker|trouble|pain)\b)[A-Za-z][a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}\s+(?i:is|are|will be|is going to be)"
+                         r"\s+(?:(?i:now|still|just)\s+)?[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2}"
+                         r"(?:\s+(?i:now|too|as well))?\s*[.!]?$")
+
+
+_NAME_PLUS_BEFORE = re.compile(r"(?<![\w.+#/&-])([A-Z][\w.#/&-]*)\s*\+\s*$")
+_PLUS_NAME = re.compile(r"\s*\+\s*([A-Z][\w.+#/&-]*(?:[ \t]+(?:[A-Z][\w.+#/&-]*|\d+(?:\.\d+)*))*)")
 
 
 def _extend(text: str, value: Found, taken: list[Found]) -> Found:
-    """A known value followed by capitalised name words is a longer name ("NATS JetStream", "React Native")."""
+    """A known value followed by capitalised name words is a longer name ("NATS JetStream", "React Native"); joined
+    by "+" to a name of its own slot or to one the vocabulary does not know, one combined value ("Taro + React",
+    "Prometheus + Thanos"); "Node 20 + Fastify" stays two values of two slots."""
+    value = _extend_words(text, value, taken)
+    lead = _NAME_PLUS_BEFORE.search(text, 0, value.start)
+    if lead and not any(t.start == lead.start(1) and t.slot != value.slot for t in taken):
+        value = Found(lead.start(1), value.end, text[lead.start(1):value.end], value.slot, value.canonical)
+    plus = _PLUS_NAME.match(text, value.end)
+    named = {p.slot for p in find_phrases(text)}
+    if plus and (not named or value.slot in named):  # "backend 用 Kotlin + Ktor": the backend is not the language
+        other = next((t for t in taken if t.start == plus.start(1)), None)
+        if other is None or other.slot == value.slot:
+            end = plus.end(1) if other is None else max(plus.end(1), other.end)
+            return Found(value.start, end, text[value.start:end], value.slot, value.canonical)
+    return value
+
+
+def _extend_words(text: str, value: Found, taken: list[Found]) -> Found:
     end = value.end
     for _ in range(3):
         m = _NAME_AFTER.match(text, end)
@@ -200,7 +273,10 @@ def open_values(text: str, known: list[Found] | None = None) -> list[Found]:
                 not any(k.start < m.end("v") and start < k.end for k in known):
             out.append(Found(start, m.end("v"), value, None))
     for m in _OPEN_VALUE.finditer(text):
-        group = next(g for g in ("v", "vw", "vl", "vz") if m.group(g))
+        group = next(g for g in ("v", "vw", "vl", "vz", "vc", "vzh", "vi") if m.group(g))
+        if group == "vzh" and (m.group(group) in CJK_COMMON or m.group(group)[0] in "它这那他她我你哪什" or
+                               m.group(group)[-1] in "的了吧呢啊"):
+            continue
         if group == "vl" and (m.group(group).lower() in _COMMON_WORDS or not find_phrases(text[m.end(group):])):
             continue
         start, end = m.start(group), m.start(group)
@@ -227,9 +303,24 @@ def leading_name(text: str, context: str) -> list[Found]:
     return [Found(m.start(1), m.end(1), m.group(1).rstrip(".,"), slots.pop())]
 
 
+# "Node 已经升到 22", "Python 版本统一 3.11", "upgraded Postgres to 17": a version said apart from its name
+_VERSION_AFTER = re.compile(
+    r"\s*(?:的)?(?:版本|version)?\s*(?:已经|now|also)?\s*(?:统一(?:用|为)?|还是|升到了?|升级到了?|升级为|(?:is|was)? ?(?:upgraded|bumped|"
+    r"pinned) to|is now on|to|at|on)\s*v?(?P<n>\d+(?:\.\d+)*)(?![\w.])", re.I)
+
+
+def _with_version(text: str, value: Found) -> Found:
+    if re.search(r"\d", value.value):
+        return value
+    m = _VERSION_AFTER.match(text, value.end)
+    if not m:
+        return value
+    return Found(value.start, m.end("n"), f"{value.value} {m.group('n')}", value.slot, value.canonical)
+
+
 def pairs_in(text: str) -> list[Found]:
     """The (value, slot) pairs a clause states, bound pairs first, rejected alternatives removed."""
-    known = [v for v in find_values(text) if REDACTED not in v.value]
+    known = [_with_version(text, v) for v in find_values(text) if REDACTED not in v.value]
     extended = [_extend(text, v, known) for v in known]
     known = [v for v in extended if not any(o.start < v.start < o.end for o in extended)]
     values = sorted(known + open_values(text, known), key=lambda v: v.start)
@@ -253,4 +344,24 @@ def pairs_in(text: str) -> list[Found]:
     return sorted(out, key=lambda p: p.start)
 
 
+_LEADING_NAME = re.compile(r"(?:the\s+|our\s+)?(?P<v>[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})")
 
+
+def leading_new_name(new_text: str, before_new: str, old_text: str) -> Found | None:
+    """The name a switch's target starts with ("to AppSignal, it bundles ..."), filed under the old value's slot,
+    else the slot phrase nearest before it; None when it is not a name or no slot files it."""
+    m = _LEADING_NAME.match(new_text)
+    if not m or REDACTED in m.group("v") or not looks_like_a_name(m.group("v")):
+        return None
+    known = find_values(m.group("v"))
+    if (known and known[0].start == 0) or any(p.start == 0 for p in find_phrases(m.group("v"))):
+        return None  # a known value (pairs_in found it) or a slot's name ("Payments might go ...")
+    value = m.group("v").rstrip(".,")
+    old = [v.slot for v in find_values(old_text) if v.slot is not None]
+    before = [p.slot for p in find_phrases(before_new) if p.slot is not None]  # the slot phrase nearest the verb
+    later = [v.slot for v in find_values(new_text[m.end("v"):]) if v.slot is not None]
+    # the old value's slot, else the slot phrase nearest before, else the slot of a rival named after it
+    slot = old[0] if old else (before[-1] if before else (later[0] if later else None))
+    if slot is None:
+        return None
+    return Found(m.start("v"), m.start("v") + len(value), value, slot)

@@ -8,13 +8,46 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from z0_memory.offline.extraction.acceptance import resolve_acceptance, short_answer, topic_slot
-from z0_memory.offline.extraction.clauses import content_terms, split_clauses, split_sentences, strip_noise
+from z0_memory.offline.extraction.acceptance import (
+    leading_answer,
+    resolve_acceptance,
+    short_answer,
+    topic_slot,
+)
+from z0_memory.offline.extraction.answers import question_subject
+from z0_memory.offline.extraction.binding import open_values
+from z0_memory.offline.extraction.clauses import (
+    content_terms,
+    split_clauses,
+    split_sentences,
+    strip_noise,
+)
 from z0_memory.offline.extraction.content import content_for, key_for
-from z0_memory.offline.extraction.cues import INSTRUCTION, REASON_SENTENCE, REJECTION, REMEMBER, SO_SENTENCE
-from z0_memory.offline.extraction.model import ExistingMemory, Statement, TurnMessage
+from z0_memory.offline.extraction.cues import (
+    HEDGE,
+    INSTRUCTION,
+    REASON_SENTENCE,
+    REJECTION,
+    REMEMBER,
+    SO_SENTENCE,
+    UNDECIDED,
+    UNSURE,
+)
+from z0_memory.offline.extraction.model import (
+    CONF_HEDGE,
+    CONF_UNSURE,
+    ExistingMemory,
+    Statement,
+    TurnMessage,
+)
 from z0_memory.offline.extraction.statements import Acceptance, analyse_sentence
-from z0_memory.offline.extraction.vocabulary import norm_value, term_pattern
+from z0_memory.offline.extraction.unknown_slots import own_name_slot, unknown_slot
+from z0_memory.offline.extraction.vocabulary import (
+    find_phrases,
+    find_values,
+    norm_value,
+    term_pattern,
+)
 from z0_memory.redaction import REDACTED, redact_secrets
 from z0_memory.schemas import Candidate, normalize_segment
 from z0_memory.text import contains_cjk
@@ -28,6 +61,63 @@ def _without_instructions(sentence: str, ignored: list[str]) -> str:
     ignored.append(sentence)
     kept = [c for c in split_clauses(sentence) if not INSTRUCTION.search(c)]
     return ("，" if contains_cjk(sentence) else ", ").join(kept)
+
+
+def _alternatives(found: list[Statement]) -> list[Statement]:
+    """"也许用 Qdrant，也许用 pgvector": tentative options for one slot in a sentence are one pending memory
+    ("Qdrant or pgvector"), not the last one named."""
+    out: list[Statement] = []
+    for s in found:
+        same = next((o for o in out if o.hedged and s.hedged and o.slot is not None and o.slot == s.slot
+                     and o.kind == s.kind and o.value and s.value), None)
+        if same is None:
+            out.append(s)
+        elif norm_value(s.value) not in {norm_value(v) for v in (same.value or "").split(" or ")}:
+            same.value = f"{same.value} or {s.value}"
+            same.text = f"{same.text}, {s.text}"
+    return out
+
+
+def _bare_hedge(sentence: str) -> bool:
+    """A sentence that only hedges ("Not final though.", "不过还没最终定。"): a hedge cue and no value of its own."""
+    approving = re.search(r"\b(?:right|good|great|better|best|sense|fits?|correct)\b|好|对|合适|不错|没错", sentence, re.I)
+    cue = UNDECIDED.search(sentence) or (None if approving else HEDGE.search(sentence))
+    if cue is None or find_values(sentence) or open_values(sentence):
+        return False
+    rest = (sentence[: cue.start()] + " " + sentence[cue.end():]).strip()
+    rest = re.sub(r"^(?:but|though|although|still|yet|however|and|so|不过|但是?|只是|其实|目前|现在)\b", "", rest, flags=re.I)
+    opening = re.sub(r"^(?:(?:but|though|although|still|however|and|honestly|tbh|not|不过|但是?|只是|其实)\W+)+", "",
+                     sentence.strip(), flags=re.I)
+    opened = UNDECIDED.match(opening) or UNDECIDED.match(sentence.strip())
+    if opened and not re.match(r"\s*(?:why|how|what|who|where|when|about the)\b|为什么|怎么", (opening if
+                               UNDECIDED.match(opening) else sentence.strip())[opened.end():], re.I):
+        return True  # "Not sure yet long-term, the pricing might change.": it opens by saying nothing is settled
+    # little else said: "Not final though.", "不过还没最终定。" (not "Maybe we'll also archive raw payloads to S3")
+    return len(re.findall(r"[A-Za-z][\w'-]*", rest)) + len(re.findall(r"[\u3400-\u9fff]", rest)) // 2 <= 3
+
+
+_IT = re.compile(r"\b(?:it|that|that one|this one)\b|它|这个", re.I)
+
+
+def _pronoun_hedge(sentence: str, previous_text: str) -> list[Statement]:
+    """"Is RSpec what the team uses? I'm not sure yet whether we'll standardise on it.": an undecided sentence whose
+    only object is a pronoun is about the one value the sentence before named (even a question)."""
+    if not (UNDECIDED.search(sentence) or HEDGE.search(sentence)) or find_values(sentence) or not _IT.search(sentence):
+        return []
+    named = {norm_value(v.value): v.value for v in [*find_values(previous_text), *open_values(previous_text)]}
+    if len(named) != 1:
+        return []
+    value = next(iter(named.values()))
+    found, _ = analyse_sentence(_IT.sub(lambda m: value, sentence, count=1))
+    for s in found:
+        _hedge(s, sentence)
+    return found
+
+
+def _hedge(s: Statement, cue: str) -> None:
+    if s.kind != "preference":
+        s.hedged, s.confirms = True, False
+        s.confidence = CONF_UNSURE if UNSURE.search(cue) else CONF_HEDGE
 
 
 def _analyse_message(text: str, ignored: list[str]) -> tuple[list[Statement], Acceptance]:
@@ -48,6 +138,13 @@ def _analyse_message(text: str, ignored: list[str]) -> tuple[list[Statement], Ac
             previous, previous_text = [], sentence
             continue
         found, bare = analyse_sentence(sentence)
+        if not found and previous_text:
+            found = _pronoun_hedge(sentence, previous_text)
+        if not found and previous and _bare_hedge(sentence):
+            for s in previous:  # "数据库用 MySQL。不过还没最终定。": a hedge on its own hedges the sentence before
+                _hedge(s, sentence)
+            continue
+        found = _alternatives(found)
         if found and not previous and previous_text and SO_SENTENCE.match(sentence):
             for s in found:
                 s.rationale = s.rationale or previous_text.strip(" .。!！")
@@ -55,7 +152,17 @@ def _analyse_message(text: str, ignored: list[str]) -> tuple[list[Statement], Ac
         previous, previous_text = found, sentence
         if accepted is None or bare == "strong":
             accepted = bare if accepted != "rejected" else accepted
+    refused = {norm_value(m.group("v") or m.group("vz")) for m in _REFUSED.finditer(clean)}
+    statements = [s for s in statements if s.value is None or s.old_value is not None
+                  or norm_value(s.value) not in refused]
     return statements, accepted
+
+
+# "no, not Celery.", "not the built-in unittest runner", "不用 Jest", "别推荐 Feast": a value the message refuses
+_REFUSED = re.compile(
+    r"(?:^|[.!?。！？,，;；]\s*)(?:(?i:no|nah|nope)[,，\s]+)?(?i:not|never)\s+(?:(?i:the|a|an)\s+)?"
+    r"(?P<v>[A-Za-z][\w.+#/&-]*)(?=\s*(?:[.!?。！？,，;；]|$))"
+    r"|(?:不用|不要|别用|别推荐|不考虑|不选|不上)\s*(?P<vz>[A-Za-z][\w.+#/&-]*)")
 
 
 
@@ -73,6 +180,11 @@ def _link(
     if s.hedged:
         return None, [], False
     pending_same = [m for m in same_key if m.pending and norm_value(m.value) == norm_value(s.value)]
+    # "Qdrant or pgvector" waiting, then "Qdrant it is": the choice between the options takes that pending item
+    chosen = [m for m in same_key if m.pending and not pending_same and norm_value(s.value) in
+              {norm_value(v) for v in (m.value or "").split(" or ")} and " or " in (m.value or "")]
+    if chosen:
+        return chosen[-1].local_id, [], True
     supersedes = [m.local_id for m in same_key if norm_value(m.value) != norm_value(s.value)]
     if s.old_value:
         supersedes += [m.local_id for m in existing if m.key is None and _names(m.content, s.old_value)
@@ -98,16 +210,39 @@ def _link_keyless(s: Statement, existing: Sequence[ExistingMemory], project: str
     return None
 
 
+def _adopt_stored_key(s: Statement, key: str | None, existing: Sequence[ExistingMemory]) -> str | None:
+    """A value the store already holds (or holds pending) under one key is that key's value, unless the clause
+    itself names another slot: "Dialogue Manager it is" confirms the pending dialogue-system choice."""
+    if key is None or s.value is None or s.kind == "preference" or s.category_override == "people":
+        return key
+    same = {m.key for m in existing if m.key and m.value and norm_value(m.value) == norm_value(s.value)
+            and m.key.split(":")[1:2] not in (["preference"], ["people"])}  # a liking is not the project's choice
+    if len(same) != 1 or key in same:
+        return key
+    other = next(iter(same))
+    if s.slot is not None and any(p.slot == s.slot for p in find_phrases(s.text)):
+        return key  # "Redis for the queue too": the clause files it itself
+    if s.entity_override and unknown_slot(s.text, s.value) == (s.category_override, s.entity_override):
+        return key
+    return other
+
+
 def _candidate(s: Statement, project: str, existing: Sequence[ExistingMemory], ids: list[str]) -> Candidate | None:
-    key = key_for(s, project)
+    key = _adopt_stored_key(s, key_for(s, project), existing)
     if s.value is not None and (REDACTED in s.value or not s.value.strip()):
         return None
     same_as, supersedes, confirms = _link(s, key, existing, project)
+    value = s.value
+    if confirms and key and value and not s.hedged:
+        # "R2 is approved" confirms the pending "Cloudflare R2": the pending item's spelling, so the store finds it
+        waiting = [m for m in existing if m.pending and m.key == key and m.value
+                   and norm_value(m.value) == norm_value(value)]
+        value = waiting[-1].value if waiting else value
     return Candidate(
         kind=s.kind,  # type: ignore[arg-type]
         content=redact_secrets(content_for(s, project)),
         key=key,
-        value=redact_secrets(s.value) if (key and s.value) else None,
+        value=redact_secrets(value) if (key and value) else None,
         rationale=redact_secrets(s.rationale) if s.rationale else None,
         confidence=s.confidence,
         hedged=s.hedged,
@@ -179,11 +314,20 @@ def extract_candidates(
                            for text in instructions)
         if not statements and not accepted:
             statements = short_answer(message.text, state.previous_assistant)
+        if not any(s.slot is not None or s.entity_override for s in statements[:1]):
+            lead = [s for s in leading_answer(message.text, state.previous_assistant)
+                    if not any(norm_value(o.value) == norm_value(s.value) for o in statements)]
+            statements = [*lead, *statements]
         slot = topic_slot(state.previous_assistant)
         for s in statements:  # "Let's go with Hummingbird." after "Which backend framework?": the topic names the key
             if s.slot is None and s.value and s.category_override is None and s.kind != "preference":
-                if slot is not None:
+                named = unknown_slot(s.text, s.value)  # the user's own slot phrase first ("Sync engine: Yjs")
+                if named is None and slot is not None:
                     s.slot = slot
+                    continue
+                named = named or question_subject(state.previous_assistant) or own_name_slot(s.value)
+                if named is not None:
+                    s.category_override, s.entity_override = named
                 else:
                     s.value = None
         if accepted in ("strong", "weak") and not any(s.slot for s in statements):

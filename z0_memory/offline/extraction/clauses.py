@@ -5,7 +5,11 @@ from __future__ import annotations
 import re
 
 from z0_memory.offline.extraction.cues import (
-    GREETING, QUESTION_START, QUESTION_ZH, RATIONALE, SO_RATIONALE,
+    GREETING,
+    QUESTION_START,
+    QUESTION_ZH,
+    RATIONALE,
+    SO_RATIONALE,
 )
 from z0_memory.offline.extraction.vocabulary import find_values
 from z0_memory.text import STOPWORDS, contains_cjk
@@ -32,10 +36,16 @@ _ASSIGNMENT = re.compile(r"^\s*[\w.]+\s*(?:\[[^\]]*\])?\s*[+\-*/]?=\s*\S")
 _PLAIN_QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2032": "'"})
 
 
+_IS_CONTRACTION = re.compile(r"\b([A-Za-z][\w-]*)'s\s+(going to be|gonna be|now|still|basically|definitely|just|"
+                             r"always|officially|finally|set to|on|handled|done|run|hosted|deployed)\b", re.I)
+
+
 def strip_noise(text: str) -> str:
     """Drop injected memory blocks, code and quoted memory lines; keep the prose (typographic quotes made plain,
     so "we’re" reads as "we're")."""
     text = text.translate(_PLAIN_QUOTES)
+    text = _IS_CONTRACTION.sub(r"\1 is \2", text)  # "Frontend's going to be X" reads as "Frontend is going to be X"
+    text = re.sub(r"\b([Ii]t|[Tt]hat|[Tt]his)'s\s+(?=[A-Z])", r"\1 is ", text)  # "now it's Drizzle"
     text = _MEMORY_BLOCK.sub("\n", text)
     text = _FENCE.sub("\n", text)
     kept = [
@@ -62,6 +72,7 @@ def split_sentences(text: str) -> list[str]:
 
 _CLAUSE_SPLIT = re.compile(
     r"\s*[,，、]\s*(?:(?:and|but|while|whereas|so|then|also)\b\s*|(?:但是?|而且|而|不过|所以|然后|同时|并且))?"
+    r"|\s+[—–]+\s*|\s*[—–]+\s+|\s+-{1,2}\s+|\s+so\s+(?=(?:we|i|it|let'?s|now|the team)\b)"  # a dash between clauses ("we use Postgres 16 — I think I told you")
     r"|\s+(?:but|whereas|while)\s+|\s+and\s+(?=(?:we|I|[A-Z][a-z]+|the|our|all|use|format|lint|test|deploy|host)\b)"
     r"|\s+and\s+(?=[\w.-]+(?:\s+[\w.-]+)?\s+(?:is|are|will|runs?|goes|uses?|lives?|stays?)\b)"
 )

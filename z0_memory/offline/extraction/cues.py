@@ -23,20 +23,28 @@ HEDGE = re.compile(
     r"i (?:think|guess|suppose) we (?:should|could)|we (?:should|could) (?:try|consider|look at|evaluate)|"
     r"worth (?:a )?(?:try|trying|looking)|probably|tentative(?:ly)?|undecided|for now maybe|i think|i guess|"
     r"i feel like|i suspect|leaning (?:towards?|to)|inclined to|makes? (?:the most |more )?sense|"
-    r"(?:can|could) we (?:use|try|go with|switch to|move to|adopt))\b"
+    r"(?:can|could) we (?:just |maybe |also |still )?(?:use|try|go with|switch to|move to|adopt)|"
+    r"i'?d (?:probably |personally |honestly )?(?:go with|pick|choose|use|lean|vote for|prefer)|"
+    r"i would (?:probably |personally )?(?:go with|pick|choose|use|vote for))\b"
     r"|也许|或许|可能|说不定|试试|试一下|要不要|要不|考虑|不确定|不一定|是不是可以|能不能|看看|评估一下|怎么样|如何|"
     r"行不行|好不好|倾向于?|待定|再看|还没想好|没想好|还没定|还没决定|先不定|再说吧?|还在纠结|拿不准"
     r"|\b(?:not (?:yet )?(?:sure|decided|settled)|haven't (?:yet )?decided|have not (?:yet )?decided|"
     r"still (?:deciding|undecided|figuring)|not (?:yet )?certain|up in the air|tbd|to be decided|likely|"
     r"potentially|provisionally|pencil(?:l?ed)? in|evaluating|exploring|looking (?:at|into)|on the table|"
-    r"shortlist(?:ed)?|open to|not final|not set in stone|trial(?:l?ing)|prototyping with|playing (?:around )?with|"
+    r"shortlist(?:ed)?|open to|not final|not set in stone|not locked in|nothing(?:'s| is) (?:decided|final|settled)|still open|trial(?:l?ing)|prototyping with|playing (?:around )?with|"
     r"could (?:work|do|be)|toying with|(?:a |one )?candidate|(?:may|might|could) change|(?:looks?|seems?|sounds?) "
     r"promising|promising|(?:want|wanna|would like|'d like) to try|try out|kinda leaning|leaning)\b"
+    r"|\b(?:pending (?:the |a |an |our |their )?(?:[\w'-]+\s+){0,2}(?:review|approval|sign-?off|confirmation|decision)|"
+    r"subject to|let me (?:check|confirm|ask|run it by)|(?:need|have) to (?:check|confirm) with|check(?:ing)? with|"
+    r"waiting (?:for|on) (?:the |a |an |our )?(?:[\w'-]+\s+){0,2}(?:review|approval|sign-?off|answer|decision))"
+    r"|还要(?:和|跟|找)?.{0,8}?(?:确认|商量|讨论|评估|对一下)|待确认|需要确认|等.{1,6}?(?:确认|拍板|批准|审批)|"
+    r"还没(?:和|跟).{1,8}?(?:商量|确认|讨论|对齐)"
     r"|\b(?:if (?:we|i|it|they|needed|necessary|ever|traffic|load|usage)|in case|down the road|eventually|at some point|"
     r"someday|one day)\b"
     r"|也行|也可以|看起来不错|不错的选择|值得一试|可以考虑|想试试|如果|万一|到时候|以后再说|我觉得|我认为|我感觉|"
-    r"比较好|更合适|更好|暂时(?!不)|临时|应该(?:会|用|是|选)|试着|还在犹豫|犹豫|还没(?:有)?(?:最终|完全)?(?:确定|定下来|决定)|"
-    r"没(?:最终)?确定|还可能变|可能会变"
+    r"比较好|更合适|更好|暂时(?!不)|临时|应该(?:会|用|是|选)|试着|还在犹豫|犹豫|还没(?:有)?(?:最终|完全|正式|真正)?(?:确定|定下来|决定|定|选|想好|拍板|敲定|商量好|讨论好)|"
+    r"没(?:最终|正式)?确定|尚未(?:确定|决定|定)|未定|还可能变|可能会变|还(?:会|可能)(?:再)?(?:改|换|调整)|不一定|没拍板|打算先|"
+    r"先这样(?:试试|看看)|还要(?:再)?(?:看|评估|讨论|比较)|再(?:讨论|商量|研究|评估)(?:一下)?|待讨论|还在想|在想"
     r"|暂定|初步|大概|估计|应该会|可能会|有可能|备选|候选|看情况|回头再(?:定|说|看)|还在(?:比较|评估|考虑|看|调研)|"
     r"调研一下|先看看|评估中|待评估",
     re.I,
@@ -48,7 +56,7 @@ HEDGE_PROPOSAL = re.compile(
     r"pick(?:ing)?|choos(?:e|ing)|whether|tentative(?:ly)?|makes? (?:the most |more )?sense|(?:good|better|best) fit|"
     r"fits?|suits?|go for|worth|likely|potentially|provisionally|pencil(?:l?ed)? in|evaluating|exploring|"
     r"looking (?:at|into)|shortlist(?:ed)?|trial(?:l?ing)|prototyping|playing|could|toying|candidate|promising|"
-    r"change|if|case|eventually|someday)\b|如果|万一|到时候|比较好|更合适|更好|待定|暂时|临时|应该|试着|犹豫|暂定|初步|大概|估计|应该会|备选|候选|调研|评估|也行|也可以|不错|值得"
+    r"change|if|case|eventually|someday|it'?ll be|it will be|would be|we'?d (?:use|go with|pick))\b|如果|万一|到时候|比较好|更合适|更好|待定|暂时|临时|应该|试着|犹豫|暂定|初步|大概|估计|应该会|备选|候选|调研|评估|也行|也可以|不错|值得"
     r"|也许|或许|可能|说不定|要不|试|考虑|倾向|用|换|选|上",
     re.I,
 )
@@ -62,8 +70,9 @@ UNSURE = re.compile(r"\b(?:not sure|unsure|undecided)\b|不确定|不一定|待�
 # "not sure (yet) whether X", "还没想好": undecided, so a hedge (pending), never a negation that drops X
 UNDECIDED = re.compile(
     r"\b(?:(?:i'?m|we'?re|i am|we are)\s+)?(?:not (?:yet )?(?:sure|decided|settled|certain)|haven't (?:yet )?decided|"
-    r"have not (?:yet )?decided|still (?:deciding|undecided))(?:\s+yet)?\b|还没想好|没想好|还没定|还没决定|先不定|"
-    r"还不确定|不确定|不一定|还没(?:有)?(?:最终|完全)?(?:确定|定下来|决定)|没(?:最终)?确定",
+    r"have not (?:yet )?decided|still (?:deciding|undecided))(?:\s+yet)?\b|\b(?:nothing(?:'s| is| has been) (?:decided|final|settled)"
+    r"(?: yet)?|not (?:final|set in stone|locked in|settled)(?: yet)?|still open|open question)\b|还没想好|没想好|还没定|还没决定|先不定|"
+    r"还不确定|不确定|不一定|还没(?:有)?(?:最终|完全|正式|真正)?(?:确定|定下来|决定|定|选|想好|拍板|敲定)|没(?:最终|正式)?确定|尚未(?:确定|决定)|未定",
     re.I,
 )
 NEGATION = re.compile(
@@ -74,18 +83,21 @@ NEGATION = re.compile(
 CONFIRM_PREFIX = re.compile(
     r"^(?:(?:yes|yeah|yep|yup|ok(?:ay)?|sure|agreed|confirmed|correct|right|absolutely|definitely|great|perfect|"
     r"exactly|indeed|precisely|of course|that'?s (?:right|correct|it)|you got it|spot on|"
-    r"sounds (?:good|great|right)|that works|works for me|deal|fine|fair|lgtm|approved|go ahead)\b"
+    r"sounds (?:good|great|right)|that works|works for me|deal|fine|fair|lgtm|approved|go ahead|go for it)\b"
     r"(?:\s*(?:please|then))?"
     r")[\s,，.!！。:：]*"
-    r"|^(?:好的|好吧|好|行|可以|没问题|没错|对的|对|是的|是|嗯+|正确|确实|当然|OK|ok)(?:[\s,，.!！。:：]+|$)"
+    r"|^(?:好主意|就它了?|就这个吧?|就用它吧?|可以的|好的|好吧|好|行|可以|没问题|没错|对的|对|是的|是|嗯+|正确|确实|当然|OK|ok)"
+    r"(?:[\s,，.!！。:：]+|$)"
     r"|^(?:同意|确定|确认|就这么定了?|就这样吧?|就这么办吧?)[\s,，.!！。:：]*",
     re.I,
 )
 CONFIRM_ANYWHERE = re.compile(
-    r"\b(?:confirmed|agreed|final|it is|that's settled|settled)\b|(?<![没不未])(?:最终)?(?:确定|确认)|就这么定|(?<![没不未])定了", re.I
+    r"\b(?:confirmed|agreed|final|it is|that's settled|settled|approved|signed off|green-?lit|decision made)\b|(?<![没不未])(?:最终)?(?:确定|确认)|就这么定|(?<![没不未])定了", re.I
 )
 ACCEPT_ONLY = re.compile(
-    r"^(?:let'?s (?:do|go with|use|try) (?:that|it|this|those)|(?:go|going) with (?:that|it|this|your suggestion)|"
+    r"^(?:let'?s (?:do|go with|use|try) (?:exactly )?(?:that|it|this|those)|go for it|why not|yes,? please|please|"
+    r"(?:that )?sounds (?:right|great|perfect|fine)|perfect|works|do it|就它了?|就用它吧?|行吧?|可以的|好主意|"
+    r"(?:go|going) with (?:that|it|this|your suggestion)|"
     r"do (?:that|it)|ship it|that works|works for me|sounds good|agreed|deal|please do|go ahead|make it so|"
     r"use (?:that|it|this)|就这么办吧?|就这样吧?|就这么定了?|就用这个吧?|按你说的(?:办|来)?吧?|照你说的办|听你的|同意|可以|好的?|"
     r"that'?s (?:right|correct|it|true|the one)|(?:yes|yep|yeah),? (?:exactly|correct|right)|exactly|correct|right|"
@@ -128,12 +140,14 @@ SECRET_LIKE = re.compile(r"(?<![\w/.-])(?=[\w-]*\d)(?=[\w-]*[a-z])(?=[\w-]*[A-Z]
 # A value judged badly in its clause is not being chosen ("Meilisearch 功能不够", "Koa's plugins are too thin")
 NEGATIVE_EVAL = re.compile(
     r"\b(?:too (?:slow|heavy|expensive|complex|complicated|thin|limited|immature|painful|buggy|flaky)|"
-    r"(?:is|was|were|are|got|gets|getting) (?:really |way |super |pretty |kinda )?(?:slow|painful|flaky|buggy|"
+    r"(?:is|was|were|are|got|gets|getting) (?:really |way |super |pretty |kinda |too |so )?(?:slow|painful|flaky|buggy|"
+    r"silly|insane|ridiculous|crazy|out of hand|too high|unusable|noisy|annoying|"
     r"expensive|unreliable|a pain|a nightmare|overkill|clunky|dead)|doesn'?t (?:scale|work|support|fit)|"
     r"didn'?t (?:scale|work)|sucks?|not good enough|not enough|lacks?|missing|killing us|hate|ditch(?:ing|ed)?|"
     r"drop(?:ping|ped)|remov(?:e|ing|ed)|get(?:ting)? rid of|phas(?:e|ing) out|retir(?:e|ing|ed)|mov(?:e|ing|ed) "
     r"(?:off|away from))\b"
-    r"|不够|不行|太慢|太重|太贵|太复杂|不好用|不稳定|有问题|不支持|不靠谱|坑太多|扛不住|去掉|干掉|淘汰|下掉|弃用|不用了",
+    r"|\b(?:(?:is|was|that'?s) (?:for |from )?(?:a |an )?(?:different|another|other) (?:project|team|repo|app|service))\b"
+    r"|(?:是)?(?:另一个|别的|其他)(?:项目|团队|仓库|服务)|不够|不行|太慢|太重|太贵|太复杂|不好用|不稳定|有问题|不支持|不靠谱|坑太多|扛不住|去掉|干掉|淘汰|下掉|弃用|不用了",
     re.I,
 )
 # A reply that refuses what the assistant said or proposed: it confirms nothing.
@@ -155,9 +169,9 @@ DECISION = re.compile(
     r"\b(?:we(?:'ll| will| shall| are going to| 're going to)|let'?s|let us|going with|go with|we(?:'ve| have)? "
     r"decided|decided|decision|we chose|chose|we picked|picked|(?:we(?:'ve)? )?settled on|standardi[sz]e on|"
     r"from now on|going forward|it is|stick(?:ing)? with|switch(?:ing)? to|mov(?:e|ing) to|migrat(?:e|ing) to|"
-    r"adopt(?:ing)?|i meant|correction|i misspoke|(?:it|that) should be|ended up (?:with|going with|picking|using|choosing|on)|opt(?:ed|ing)? for|picking|choosing|went with|"
+    r"adopt(?:ing)?|upgraded|bumped|approved|signed off|green-?lit|wins|won|(?:is|as) the (?:standard|default)|i meant|correction|i misspoke|(?:it|that) should be|ended up (?:with|going with|picking|using|choosing|on)|opt(?:ed|ing)? for|picking|choosing|went with|"
     r"will be (?:built|written|done|using)|is going to be)\b|^(?:use|pick|choose)\b"
-    r"|决定|定为|定成|定了|更正|纠正|说错了|应该是|其实是|就用|直接用|选用|采用|选定|(?:我们|就)(?:最终|最后|还是|也)?选(?:了|择)?|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|先定|准备用|打算用|计划用|就这么定|用.{1,30}吧[。！!]?$",
+    r"|决定|定为|定成|定了|(?:就|都|已经|那就)?(?<![不没未])定(?=\s*[A-Za-z])|升到|升级到|升级为|更正|纠正|说错了|应该是|其实是|就用|直接用|选用|采用|选定|(?:我们|就)(?:最终|最后|还是|也)?选(?:了|择)?|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|先定|准备用|打算用|计划用|就这么定|用.{1,30}吧[。！!]?$",
     re.I,
 )
 STRONG_DECISION = re.compile(r"\b(?:decided|decision)\b|决定", re.I)
@@ -165,16 +179,19 @@ FACT = re.compile(
     r"\b(?:we(?:'re| are)\s+(?:now\s+|still\s+|currently\s+)?on|"
     r"we(?:'re| are)?\s+(?:always\s+|never\s+|currently\s+|now\s+)?(?:use|using|run|deploy|host|write|lint|"
     r"format|store|keep|build|follow|are on|'re on)|our|all|every|always|never|must|is written in|are written in|"
+    r"we(?:'re| are) an? [\w.+#-]+ (?:shop|house|team)|(?:we(?:'ve| have)?|i(?:'ve| have)?) got|set up|configured|installed|"
+    r"(?:happens?|go(?:es)? out|goes) (?:through|via)|stick(?:ing)? to|went|"
     r"(?:is|are) built (?:with|on|in)|(?:is|are) (?:deployed|hosted|running|stored)|runs? on|lives? (?:in|on)|uses?|follows?|"
     r"owns?|handles?|leads?|maintains?|in charge of|responsible for|(?:tech )?stack (?:is|will be)|stays?|remains?|"
     r"we(?:'re| are|'ll| will)\s+(?:also\s+)?(?:adding|keeping|introducing|bringing in|sticking with|staying on|"
     r"going all in on|moving to)|"
     r"goes? into|lives? in|stored in)\b"
-    r"|我们(?:一直|都|现在|目前)?(?:用|使用|采用|在用)|我们的|用\s*\S+\s*(?:写|开发|搭建?|实现)的?|所有|一律|统一|都用|一直用|部署在|跑在|托管在|用的是|是用|负责",
+    r"|我们(?:一直|都|现在|目前)?(?:用|使用|采用|在用)|我们的|存在|存到|存进|放在|放到|(?<=的)(?:数据|配置)?放|都放|交给|接入|接的是|用的(?=\s*[A-Za-z])|用\s*\S+\s*(?:写|开发|搭建?|实现)的?|所有|一律|统一|都用|一直用|部署在|跑在|托管在|用的是|是用|负责",
     re.I,
 )
 PROPOSAL_MARK = re.compile(
     r"\b(?:recommend|suggest|propose|could use|could go with|how about|what about|i'd go with|i would go with|"
+    r"i'?d (?:pick|choose|use)|i would (?:pick|choose|use)|"
     r"let's|we could|you could|should (?:we|i)|shall (?:we|i)|want me to|go with)\b|建议|推荐|要不要|要用|可以用|不如|"
     r"用.{1,20}吧",
     re.I,
@@ -182,6 +199,7 @@ PROPOSAL_MARK = re.compile(
 CONVENTION = re.compile(r"\b(?:always|never|must|every|everything|all)\b|一律|必须|统一|所有|总是|从不", re.I)
 REJECTED_BEFORE = re.compile(
     r"(?:\b(?:not|instead of|rather than|over|than|no|without|from|replace|replacing|drop|dropping|dropped|ditch|"
+    r"skip|skipped|skipping|(?:deliberately|intentionally) (?:skipped|avoided)|avoided|"
     r"ditching|ditched|dump|dumping|removing|remove|retire|retiring|off of|off|against|away from|get rid of|"
     r"getting rid of|phasing out|phase out|kill|killing)\s+"
     r"(?:the\s+|using\s+)?|(?:(?<!要)不用|不是|而不是|(?<!要)不要|别用|比|弃用|从|把|替换掉?|去掉|干掉|淘汰|下掉)\s*)$",
@@ -197,8 +215,11 @@ PREFERENCE = re.compile(
 )
 MY_PREFERENCE = re.compile(r"\bmy (?:own |personal |general )?(?:favou?rite|preference|preferred)\b|我(?:的)?(?:首选|偏好是)", re.I)
 NEGATIVE_PREFERENCE = re.compile(r"hate|dislike|n't like|not like|can't stand|rather avoid|不喜欢|讨厌", re.I)
+# A capitalised word that opens a sentence without being a name ("Also Jonas owns ...")
+_NOT_FILLER = (r"(?!(?:Also|And|But|So|Oh|Ok|Okay|Then|Now|Our|The|Btw|Plus|Yes|Yeah|Sure|Everything|Everyone|It|This|"
+               r"That|All|Nothing|Something|Prod|Production|Staging)\b)")
 OWNER = re.compile(
-    r"(?P<who>\b[A-Z][a-z]{1,20}\b)\s+(?:now\s+|also\s+)?(?:owns|will own|handles|will handle|leads|will lead|"
+    rf"(?P<who>(?<!\w){_NOT_FILLER}[A-Z][a-zà-ÿ]{{1,20}}(?:\s+[A-Z][a-zà-ÿ]{{1,20}})?\b)\s+(?:now\s+|also\s+)?(?:owns|will own|handles|will handle|leads|will lead|"
     r"maintains|is responsible for|is in charge of|takes care of|runs|is (?:leading|handling|running|managing|"
     r"taking care of|looking after)|looks after|manages|will manage|will run|will take care of)\s+"
     r"(?:the\s+|our\s+|all (?:the |of the |our )?)?(?P<area>[\w\s./-]{2,40})"
@@ -207,13 +228,14 @@ OWNER = re.compile(
     r"(?P<who_zh2>[\u4e00-\u9fff]{2,3}?|[A-Z][a-z]+)\s*(?:来)?负责(?=[。，,！!；;]|$)",
 )
 ROLE_STATEMENT = re.compile(
-    r"(?P<who>\b[A-Z][a-z]{1,20}(?:\s+[A-Z][a-z]{1,20})?\b)\s+is\s+(?:our|the|now the|now our)\s+(?:new\s+)?"
-    r"(?P<role>[\w\s-]{2,40})"
+    rf"(?P<who>\b{_NOT_FILLER}[A-Z][a-z]{{1,20}}(?:\s+[A-Z][a-z]{{1,20}})?\b)\s+is\s+(?:(?:our|the|now the|now our|now)\s+)?(?:new\s+)?"
+    r"(?P<role>(?:[\w-]+\s+){0,2}(?:lead|manager|designer|owner|on[- ]call|dba|architect|engineer|pm|maintainer)\b"
+    r"|(?<=our |the |now )[\w\s-]{2,40})"
     r"|\b(?i:our|the)\s+(?:new\s+)?(?P<role2>[\w -]{2,30}?)\s+(?:is|will be)\s+(?:now\s+)?"
     r"(?P<who2>[A-Z][a-z]{1,20}(?:\s+[A-Z][a-z]{1,20})?)\b"
     r"|(?P<who_zh>[\u4e00-\u9fff]{2,3}?|[A-Za-z]{2,20})\s*是\s*(?:我们的?|团队的?|项目的?)?(?P<role_zh>[\u4e00-\u9fff\w ]{2,10})"
-    r"|(?:我们的?|团队的?|项目的?)?(?P<role_zh2>[\u4e00-\u9fff\w ]{2,10}?)(?:是|由)\s*"
-    r"(?P<who_zh2>[\u4e00-\u9fff]{2,3}|[A-Z][a-z]+)(?:来当|担任)?(?=[。，,！!；;]|$)",
+    r"|(?:我们的?|团队的?|项目的?)?\s*(?P<role_zh2>[\u4e00-\u9fff\w -]{2,10}?)\s*(?:是|由)\s*"
+    r"(?P<who_zh2>[\u4e00-\u9fff]{2,3}|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)(?:来当|担任)?(?=\s*(?:[。，,！!；;]|this week|$))",
 )
 NOT_A_NAME = frozenset(
     "the this that it our we you they he she there here what which who how why when where also then so and but "

@@ -42,7 +42,7 @@ def people_statement(clause: str) -> Statement | None:
 
 
 _AREA_NOUNS = re.compile(
-    r"\s+(?:side|stuff|work|code|codebase|part|parts|piece|things?|now|too|as well)\b.*$|"
+    r"\s+(?:side|stuff|work|code|codebase|part|parts|piece|things?|now|too|as well|btw|by the way|fyi)\b.*$|"
     r"\s*(?:这块|部分|相关|这边|方面|工作)$",
     re.I,
 )
@@ -55,5 +55,5 @@ def _owner_area(area: str) -> str:
         rest = area[phrases[0].end :].strip()
         if not rest or contains_cjk(area):
             return phrases[0].slot.owner_area
-    words = re.findall(r"[\w\u4e00-\u9fff-]+", area)[:3]
+    words = re.findall(r"[\w\u4e00-\u9fff-]+", area.replace("的", " "))[:3]
     return normalize_segment(" ".join(words)) if words else "area"

@@ -5,7 +5,15 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from z0_memory.offline.extraction.binding import bound_pairs, is_rejected, leading_name, open_values, pairs_in
+from z0_memory.offline.extraction.binding import (
+    COLON_VALUE,
+    bound_pairs,
+    is_rejected,
+    leading_name,
+    leading_new_name,
+    open_values,
+    pairs_in,
+)
 from z0_memory.offline.extraction.clauses import (
     content_terms,
     is_chitchat,
@@ -24,12 +32,12 @@ from z0_memory.offline.extraction.cues import (
     FACT,
     HEDGE,
     HEDGE_PROPOSAL,
-    OPINION_QUESTION,
     MY_PREFERENCE,
     NEGATION,
     NEGATIVE_EVAL,
     NEGATIVE_PREFERENCE,
     NOT_A_NAME,
+    OPINION_QUESTION,
     OWNER,
     PREFERENCE,
     PROPOSAL_MARK,
@@ -55,8 +63,14 @@ from z0_memory.offline.extraction.model import (
     Statement,
 )
 from z0_memory.offline.extraction.people import people_statement
-from z0_memory.offline.extraction.vocabulary import Found, find_phrases, find_values, norm_value
+from z0_memory.offline.extraction.vocabulary import (
+    Found,
+    find_phrases,
+    find_values,
+    norm_value,
+)
 from z0_memory.redaction import REDACTED
+from z0_memory.text import contains_cjk
 
 Acceptance = Literal["strong", "weak", "rejected"] | None
 
@@ -120,6 +134,11 @@ def _switch_statement(sentence: str, *, hedged: bool, confirms: bool) -> tuple[S
         if not m:
             continue
         new_pairs = pairs_in(m.group("new")) or leading_name(m.group("new"), body)
+        old_first = m.groupdict().get("old") is not None and m.start("old") < m.start("new")
+        lead = leading_new_name(m.group("new"), body[: m.start("new")], m.groupdict().get("old") or "") \
+            if old_first or m.groupdict().get("old") is None else None
+        if lead is not None and (not new_pairs or new_pairs[0].start > lead.start):
+            new_pairs = [lead]  # "换成 VictoriaMetrics，现在 Prometheus ...": the name right after the verb is the new one
         if not new_pairs:
             continue
         new = new_pairs[0]
@@ -162,6 +181,8 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
         if mode == "skip":
             _attach_rejection(out, clause)
             continue
+        if mode == "hedge" and out and _SAYING.search(clause) and not pairs_in(clause):
+            continue  # "..., I think I told you already": about the conversation, not a hedge on the statement
         if mode == "hedge" and out and not pairs_in(clause) and not find_phrases(clause):
             _hedge_previous(out, clause)  # "We'll use Redis, probably": a bare hedge clause hedges the one before
             continue
@@ -177,8 +198,10 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
     return out
 
 
+_ZH_USE = re.compile(r"^[\u4e00-\u9fff\w ]{0,12}?(?:用的是|采用|选用|用)")
+_SAYING = re.compile(r"\b(?:told|said|mentioned|wrote|asked)\b|说过|提过|讲过|告诉过", re.I)
 _PRONOUN = re.compile(r"^(?:and\s+|also\s+)?(?P<p>she|he)(?P<be>'s|\s+is)?\b", re.I)
-_NAME = re.compile(r"\b[A-Z][a-z]{2,20}\b")
+_NAME = re.compile(r"\b[A-Z][a-z]{2,20}(?:\s+[A-Z][a-z]{2,20})?\b")
 
 
 def _resolve_pronoun(clause: str, before: str) -> str:
@@ -220,6 +243,8 @@ def _clause_mode(
 ) -> tuple[Mode | None, str | None, bool]:
     """Decide what a clause is; a clause with no marker of its own continues the previous clause's mode."""
     pref = PREFERENCE.search(clause)
+    if pref and (pref.group("verb_zh") or "").startswith("倾向") and _person(pref) in (None, "team", "__invalid__"):
+        return "hedge", None, False  # "我倾向于 Fly.io": our own leaning is a tentative choice, not a liking
     if pref and _person(pref) != "__invalid__":
         return "preference", _person(pref), bool(NEGATIVE_PREFERENCE.search(clause))
     if MY_PREFERENCE.search(clause):
@@ -237,6 +262,10 @@ def _clause_mode(
         return "decision", None, False
     if FACT.search(clause) or OWNER.search(clause) or ROLE_STATEMENT.search(clause) or has_bound_pair(clause):
         return "fact", None, False
+    if COLON_VALUE.match(clause):
+        return "decision", None, False  # "Sync engine: Yjs": a slot phrase, a colon and a name
+    if _ZH_USE.match(clause) and any(v.value[:1].isupper() or contains_cjk(v.value[:1]) for v in open_values(clause)):
+        return "decision", None, False  # "缺陷管理用禅道", "用数据万象": a Chinese "X 用 Y" names its choice
     if ctx.mode in ("decision", "fact", "preference", "hedge"):
         return ctx.mode, ctx.person, ctx.negative
     if _nominal(clause):
@@ -246,7 +275,8 @@ def _clause_mode(
 
 _FILLER = re.compile(
     r"\b(?:so|then|ok(?:ay)?|and|with|plus|the|a|an|on|for|our|we|just|also|too|as well|both|all|"
-    r"mobile first|to start|for now|for the|on top|obviously|of course)\b|[,，.。!！:：+&/]|还是|就|吧|和|加上|配合|先",
+    r"mobile first|to start|for now|for the|on top|obviously|of course|monolith|app|service|setup|stack|mode)\b|[,，.。!！:：+&/]|还是|就|吧|和|加上|配合|先|"
+    r"另外|还有|其实|对了|目前|现在|依然|仍然|继续用?",
     re.I,
 )
 
@@ -261,6 +291,9 @@ def _nominal(clause: str) -> bool:
         rest = rest[: p.start] + " " + rest[p.end :]
     for v in open_values(clause):
         rest = rest.replace(v.value, " ")
+    for phrase in find_phrases(rest):  # "后端 Java 17 + Spring Boot 3", "backend Django": slot words are not extra
+        if any(phrase.slot == p.slot for p in pairs):
+            rest = rest[: phrase.start] + " " * (phrase.end - phrase.start) + rest[phrase.end :]
     rest = _FILLER.sub(" ", rest)
     words = re.findall(r"[A-Za-z][\w.+#-]*|[\u3400-\u9fff]", rest)
     return len(words) <= 1
@@ -287,7 +320,9 @@ def _person(match: re.Match[str]) -> str | None:
     who = (match.group("who") or match.group("who_zh") or "").strip()
     if who in ("I", "i", "我") or (who.startswith("我") and not who.startswith("我们")):
         return None
-    if who.lower() in ("we", "我们", "everyone", "everybody", "the team", "大家", "团队"):
+    if who.endswith("我"):
+        return None  # "部署我倾向于 ...": the topic, then the speaker
+    if who.lower() in ("we", "我们", "everyone", "everybody", "the team", "大家", "团队") or who.endswith("我们"):
         return "team"
     if who in ("他", "她"):
         return "__invalid__"  # a pronoun the clause alone cannot resolve
@@ -359,7 +394,7 @@ def _keyless(clause: str, mode: Mode, sentence: str) -> list[Statement]:
     if mode == "decision" and STRONG_DECISION.search(clause) and _substantive(clause):
         return [Statement(kind="decision", slot=None, value=None, confidence=CONF_DECISION, text=sentence)]
     named = [v for v in open_values(clause) if not is_rejected(clause, v)]
-    if named and mode in ("decision", "fact", "hedge") and _substantive(clause):
+    if named and mode in ("decision", "fact", "hedge") and (_substantive(clause) or mode == "decision"):
         kind = "decision" if mode != "fact" or DECISION.search(clause) else "fact"
         conf = {"hedge": CONF_HEDGE, "decision": CONF_DECISION}.get(mode, CONF_KEYLESS)
         return [Statement(kind=kind, slot=None, value=named[0].value, confidence=conf, text=clause,

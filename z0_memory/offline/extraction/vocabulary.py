@@ -11,6 +11,7 @@ from functools import lru_cache
 
 from z0_memory.text import contains_cjk
 
+
 @dataclass(frozen=True)
 class Slot:
     """A structured fact's slot: where it lives in the key, how people name it, and values known to fill it.
@@ -48,7 +49,7 @@ SLOTS: tuple[Slot, ...] = (
     _slot("stack", "language", "language", "开发语言",
           "programming language;language;编程语言;开发语言;语言",
           "TypeScript;JavaScript;Python;Golang|=Go|Go 语言|Go语言;Rust;Java;Kotlin;Ruby;Elixir;C#;Swift;Zig"),
-    _slot("stack", "runtime", "runtime", "运行时", "runtime;运行时", "Node.js|NodeJS;Deno;Bun"),
+    _slot("stack", "runtime", "runtime", "运行时", "runtime;运行时", "Node.js|NodeJS|=Node;Deno;Bun"),
     _slot("stack", "css", "styling", "样式方案",
           "css framework;styling;css;样式方案;样式", "Tailwind CSS|Tailwind|TailwindCSS;Bootstrap;CSS Modules;"
           "styled-components;UnoCSS;Sass"),
