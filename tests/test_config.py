@@ -3,26 +3,14 @@ time), validation, and a context schema that holds run settings only (process se
 
 from __future__ import annotations
 
-import os
 from dataclasses import fields
 
 import pytest
+from env_support import clean_env  # noqa: F401  (autouse: no Z0_*, DATABASE_URL or OPENAI_* set)
 
 from z0_memory.config import DEFAULT_ROUNDS, Context
 from z0_memory.errors import ConfigurationError, InvalidKeyError
 from z0_memory.settings import Settings
-
-
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test starts from an environment without any setting z0-memory reads."""
-    for name in list(os.environ):
-        if name.startswith("Z0_"):
-            monkeypatch.delenv(name)
-    for name in ("DATABASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "XDG_DATA_HOME"):
-        monkeypatch.delenv(name, raising=False)
-
-
 
 
 def test_defaults_without_any_environment() -> None:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
+from env_support import clean_env  # noqa: F401  (autouse: no Z0_*, DATABASE_URL or OPENAI_* set)
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from z0_memory.config import Context
@@ -19,18 +18,6 @@ from z0_memory.providers import (
     split_model_name,
 )
 from z0_memory.settings import Settings
-
-
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test starts from an environment without any setting z0-memory reads."""
-    for name in list(os.environ):
-        if name.startswith("Z0_"):
-            monkeypatch.delenv(name)
-    for name in ("DATABASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "XDG_DATA_HOME"):
-        monkeypatch.delenv(name, raising=False)
-
-
 
 
 @pytest.mark.parametrize(

@@ -8,20 +8,11 @@ from dataclasses import FrozenInstanceError
 from pathlib import Path
 
 import pytest
+from env_support import clean_env  # noqa: F401  (autouse: no Z0_*, DATABASE_URL or OPENAI_* set)
 
 from z0_memory.config import Context
 from z0_memory.errors import ConfigurationError
 from z0_memory.settings import DEFAULT_RULES_FILES, Settings
-
-
-@pytest.fixture(autouse=True)
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test starts from an environment without any setting z0-memory reads."""
-    for name in list(os.environ):
-        if name.startswith("Z0_"):
-            monkeypatch.delenv(name)
-    for name in ("DATABASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "XDG_DATA_HOME"):
-        monkeypatch.delenv(name, raising=False)
 
 
 def test_defaults_without_any_environment() -> None:

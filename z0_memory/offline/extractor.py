@@ -2,24 +2,5 @@
 (clauses, cues, vocabulary, statements, candidates).
 """
 
-from z0_memory.offline.extraction import (
-    OFFLINE_EXTRACTOR_NAME,
-    SLOTS,
-    ExistingMemory,
-    Slot,
-    TurnMessage,
-    canonical_value,
-    extract_candidates,
-    redact_secrets,
-)
-
-__all__ = [
-    "OFFLINE_EXTRACTOR_NAME",
-    "SLOTS",
-    "ExistingMemory",
-    "Slot",
-    "TurnMessage",
-    "canonical_value",
-    "extract_candidates",
-    "redact_secrets",
-]
+from z0_memory.offline.extraction import *  # noqa: F403  (the package's public names)
+from z0_memory.offline.extraction import __all__  # noqa: F401
