@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
 from langgraph.config import get_config
@@ -42,6 +42,9 @@ from z0_memory.tokens import message_text
 from z0_memory.validation import check_messages
 from z0_memory.writes import gate_and_write
 
+if TYPE_CHECKING:
+    from z0_memory.memory import ProjectMemory, Z0Memory
+
 RELATED_LIMIT = 12
 
 
@@ -52,15 +55,11 @@ class ExtractionResult(BaseModel):
 
 
 @dataclass(frozen=True)
-class Related:
-    """An existing memory shown to the extractor, and what its local id stands for."""
+class Related(ExistingMemory):
+    """An existing memory shown to the extractor (the offline one reads it as an ``ExistingMemory``), and the row
+    its local id stands for: a semantic memory (``memory_id``), a pending candidate (``pending_id``), else a fact."""
 
-    local_id: int
-    content: str
-    key: str | None
-    value: str | None
-    pending: bool
-    memory_id: str | None
+    memory_id: str | None = None
     pending_id: int | None = None
 
     @property
@@ -121,7 +120,7 @@ def render_turn(turn: Sequence[TurnMessage]) -> str:
     )
 
 
-async def related_memories(pm: Any, turn: Sequence[TurnMessage]) -> list[Related]:
+async def related_memories(pm: ProjectMemory, turn: Sequence[TurnMessage]) -> list[Related]:
     """Current facts, waiting pending items and semantic memories close to the turn, numbered from 1."""
     text = " ".join(m.text for m in turn)
     items: list[Related] = []
@@ -178,7 +177,7 @@ def _on_key(candidate: Candidate, fact: Related) -> Candidate:
     return candidate.model_copy(update={"key": fact.key, "value": candidate.value or fact.value})
 
 
-async def write_candidates(pm: Any, candidates: Sequence[Candidate], related: Sequence[Related], ctx: Context,
+async def write_candidates(pm: ProjectMemory, candidates: Sequence[Candidate], related: Sequence[Related], ctx: Context,
                            provenance: Provenance, secrets: Sequence[str] = ()) -> list[dict[str, Any]]:
     """Map each candidate's local ids to real rows and send it through the write gate.
 
@@ -227,7 +226,7 @@ async def write_candidates(pm: Any, candidates: Sequence[Candidate], related: Se
     return outcomes
 
 
-async def extract_turn(pm: Any, memory: Any, turn: Sequence[TurnMessage], ctx: Context,
+async def extract_turn(pm: ProjectMemory, memory: Z0Memory, turn: Sequence[TurnMessage], ctx: Context,
                        thread_id: str | None, secrets: Sequence[str] = ()) -> list[dict[str, Any]]:
     """Extract and write one turn; raises ModelCallError when the model fails (the caller queues the turn).
 
@@ -238,8 +237,7 @@ async def extract_turn(pm: Any, memory: Any, turn: Sequence[TurnMessage], ctx: C
     message_ids = said_ids(turn)
     ignored: list[dict[str, Any]] = []  # instructions to the assistant: never memories, reported in the outcome
     if model is None:
-        existing = [ExistingMemory(r.local_id, r.content, r.key, r.value, r.pending) for r in related]
-        candidates = extract_candidates(turn, project=pm.scope.project, existing=existing, ignored=ignored)
+        candidates = extract_candidates(turn, project=pm.scope.project, existing=related, ignored=ignored)
         extractor = OFFLINE_EXTRACTOR_NAME
     else:
         settings = memory.settings
@@ -278,20 +276,20 @@ async def extract(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
     return {"extraction": outcomes}
 
 
-async def log_turn(pm: Any, turn: Sequence[TurnMessage], thread_id: str | None,
+async def log_turn(pm: ProjectMemory, turn: Sequence[TurnMessage], thread_id: str | None,
                    outcomes: Sequence[dict[str, Any]]) -> None:
     """Record what this turn's extraction did in the scope's extraction log (the memory inspector reads it)."""
     await pm.extraction_log.add(outcomes, thread_id=thread_id, message_ids=said_ids(turn),
                                 excerpt=" / ".join(m.text for m in turn if m.role == "user"))
 
 
-async def queue_failed_turn(pm: Any, turn: Sequence[TurnMessage], thread_id: str | None, error: str) -> int:
+async def queue_failed_turn(pm: ProjectMemory, turn: Sequence[TurnMessage], thread_id: str | None, error: str) -> int:
     """Record a turn whose extraction failed (messages and error redacted) for ``retry_failed_extractions``."""
     messages = [{"role": m.role, "text": redact_secrets(m.text), "id": m.id} for m in turn]
     return await pm.extraction_queue.add(messages, thread_id, redact_secrets(error))
 
 
-async def retry_failed_extractions(memory: Any, ctx: Context) -> dict[str, int]:
+async def retry_failed_extractions(memory: Z0Memory, ctx: Context) -> dict[str, int]:
     """Run the queued turns of the context's scope again; a success removes the entry, a failure counts it.
 
     Returns ``{"retried": n, "still_failing": m}``. Each queued turn is claimed with a row lock held while it is

@@ -274,3 +274,15 @@ def test_leaning_and_asking_are_tentative() -> None:
 def test_where_a_thing_lives_names_it() -> None:
     got = by_key(run("All secrets live in Infisical."))
     assert got[f"{P}:stack:secrets"].value == "Infisical"
+
+
+def test_a_request_for_work_states_nothing_and_supersedes_nothing() -> None:
+    """A coding request names things ("HTTP") without choosing them: before, "Set up the HTTP server skeleton"
+    became backend_framework = HTTP, superseding the settled Hono."""
+    settled = ExistingMemory(1, "demo backend framework: Hono", f"{P}:stack:backend_framework", "Hono")
+    for text in ("Set up the HTTP server skeleton", "Now add a health endpoint for the API",
+                 "Could you write a Dockerfile for the worker?", "帮我写一个 GraphQL 的登录接口", "再帮我加个 Redis 缓存层"):
+        assert run(text, existing=(settled,)) == [], text
+    # a decision said the same way is still a decision
+    assert by_key(run("Use Fastify for the backend.", existing=(settled,)))[
+        f"{P}:stack:backend_framework"].value == "Fastify"

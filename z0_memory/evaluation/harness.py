@@ -32,7 +32,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
@@ -49,6 +49,9 @@ from z0_memory.evaluation.models import (
 from z0_memory.schemas import Hit, Provenance
 from z0_memory.settings import Settings
 from z0_memory.stores.semantic import NewMemory
+
+if TYPE_CHECKING:
+    from z0_memory.memory import ProjectMemory
 
 Progress = Callable[[str, int, int], None]
 
@@ -110,7 +113,7 @@ async def ingest_by_extraction(memory: Any, ctx: Context, scenario: Scenario, ru
     return len(groups)
 
 
-async def ingest_by_seeding(pm: Any, scenario: Scenario, run_id: str) -> int:
+async def ingest_by_seeding(pm: ProjectMemory, scenario: Scenario, run_id: str) -> int:
     """Every expected memory written directly, in order; returns how many."""
     semantic: list[NewMemory] = []
     for m in scenario.memories:
@@ -128,7 +131,7 @@ async def ingest_by_seeding(pm: Any, scenario: Scenario, run_id: str) -> int:
     return len(scenario.memories)
 
 
-async def row_sources(pm: Any) -> dict[str, frozenset[str]]:
+async def row_sources(pm: ProjectMemory) -> dict[str, frozenset[str]]:
     """id -> the source ids of every row in the scope (facts' mirror rows included)."""
     return await pm.semantic.source_ids()
 

@@ -26,6 +26,7 @@ from z0_memory.offline.extraction.content import content_for, key_for
 from z0_memory.offline.extraction.cues import (
     HEDGE,
     INSTRUCTION,
+    TASK_REQUEST,
     REASON_SENTENCE,
     REJECTION,
     REMEMBER,
@@ -60,6 +61,14 @@ def _without_instructions(sentence: str, ignored: list[str]) -> str:
         return sentence
     ignored.append(sentence)
     kept = [c for c in split_clauses(sentence) if not INSTRUCTION.search(c)]
+    return ("，" if contains_cjk(sentence) else ", ").join(kept)
+
+
+def _without_requests(sentence: str) -> str:
+    """The sentence minus its clauses that ask for work ("Set up the HTTP server skeleton"): no project fact."""
+    if not any(TASK_REQUEST.search(c) for c in split_clauses(sentence)):
+        return sentence
+    kept = [c for c in split_clauses(sentence) if not TASK_REQUEST.search(c)]
     return ("，" if contains_cjk(sentence) else ", ").join(kept)
 
 
@@ -130,7 +139,7 @@ def _analyse_message(text: str, ignored: list[str]) -> tuple[list[Statement], Ac
     previous: list[Statement] = []
     previous_text = ""
     for sentence in split_sentences(clean):
-        sentence = _without_instructions(REMEMBER.sub("", sentence.strip()), ignored)
+        sentence = _without_requests(_without_instructions(REMEMBER.sub("", sentence.strip()), ignored))
         reason = REASON_SENTENCE.match(sentence)
         if reason and previous and not any(s.rationale for s in previous):
             for s in previous:  # the reason for the sentence before, not a statement of its own

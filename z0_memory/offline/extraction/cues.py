@@ -129,6 +129,15 @@ INSTRUCTION = re.compile(
     r"|(?:从现在(?:起|开始)|以后|今后)[，,\s]*(?:你|请你|请)",
     re.I,
 )
+# A request for work ("Set up the HTTP server skeleton", "now add a health endpoint", "帮我写个登录页"): it asks the
+# assistant to do something and states nothing about the project, so a name in it ("HTTP") is no value of a slot
+TASK_REQUEST = re.compile(
+    r"^\s*(?:(?:ok(?:ay)?|now|then|next|also|and|please|pls)[,\s]+)*(?:(?:can|could|would|will) you\s+(?:please\s+)?)?"
+    r"(?:set ?up|add|create|write|implement|fix|build|scaffold|generate|refactor|rename|wire up|hook up|debug|"
+    r"document|draft|sketch|stub out|bootstrap)\b(?!\s+(?:to|with|on)\b)"
+    r"|^\s*(?:现在|然后|接下来)?\s*(?:请你?|麻烦你?)?(?:帮我|给我)(?:写|加|添加|建|创建|实现|修|修复|搭|搭建|生成|重构)",
+    re.I,
+)
 # "Remember that X" / "记住：X": the request is to the assistant, X is judged on its own
 REMEMBER = re.compile(
     r"^(?:please\s+)?(?:remember|note|keep in mind|make a note|for the record|fyi)(?:\s+that)?[\s:,]+"
