@@ -273,7 +273,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "data": str(Path(args.data).resolve()), "conversations": conversations, "turns": turns,
         "questions": counts, "skipped_no_evidence": skipped, "max_rounds": args.max_rounds,
-        "embedding_model": base.embedding_model, "recall": table,
+        "embedding_model": settings.embedding_model, "recall": table,
         "loop": {"mean_rounds": round(statistics.fmean(rounds), 3) if rounds else None,
                  "p50_ms": round(percentile(loop_ms, 0.5), 2), "p95_ms": round(percentile(loop_ms, 0.95), 2),
                  "stop_reasons": dict(stops)},
@@ -361,12 +361,14 @@ async def run_folds(args: argparse.Namespace) -> dict[str, Any]:
     from z0_memory.config import Context
     from z0_memory.graphs.retrieval import builder
     from z0_memory.memory import Z0Memory
+    from z0_memory.settings import Settings
     from z0_memory.stores.embedded import temporary_data_dir
 
     data_dir = args.data_dir or temporary_data_dir("z0-locomo-")
-    base = Context(project="locomo", data_dir=data_dir, judge_model="offline", agent_model="offline",
-                   extractor_model="offline", database_url=os.environ.get("DATABASE_URL"),
-                   **({"embedding_model": args.embedding_model} if args.embedding_model else {}))
+    base = Context(project="locomo")
+    settings = Settings.from_env(data_dir=data_dir, judge_model="offline", agent_model="offline",
+                                 extractor_model="offline", database_url=os.environ.get("DATABASE_URL"),
+                                 **({"embedding_model": args.embedding_model} if args.embedding_model else {}))
     tunables = [t for t in TUNABLES if not args.tune or t.name in args.tune]
     defaults = {t.name: current_value(t) for t in tunables}
     for t in tunables:
@@ -374,7 +376,7 @@ async def run_folds(args: argparse.Namespace) -> dict[str, Any]:
             raise SystemExit(f"{t.name}: the current value {defaults[t.name]} is not in its grid {t.grid}")
     started = time.perf_counter()
     evals = 0
-    async with Z0Memory(base) as memory:
+    async with Z0Memory(settings) as memory:
         graph = builder.compile(store=memory.operator_store())
         convs, ingest_s = await import_conversations(memory, Path(args.data), args.limit_conversations)
         if len(convs) < 2:
@@ -443,7 +445,7 @@ async def run_folds(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "data": str(Path(args.data).resolve()), "conversations": names,
         "questions": sum(len(c.questions) for c in convs), "max_rounds": args.max_rounds,
-        "embedding_model": base.embedding_model, "defaults": defaults, "folds": folds, "summary": summary,
+        "embedding_model": settings.embedding_model, "defaults": defaults, "folds": folds, "summary": summary,
         "worst_fold_delta_r@10": round(min(deltas), 4), "adopt_tuned": adopt,
         "grid_all_conversations_r@10": grid, "loop_evaluations": evals,
         "rerank": {"folds": rerank_folds, "summary": rerank_summary,
