@@ -10,10 +10,11 @@ returned to another, and secrets redacted (found) or left in clear (missed) by `
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import fields
 from urllib.parse import urlsplit, urlunsplit
 
@@ -43,6 +44,19 @@ def scratch_url(base_url: str, name: str) -> str:
     return urlunsplit(urlsplit(base_url)._replace(path="/" + name))
 
 
+@contextlib.contextmanager
+def scratch_database(base_url: str, prefix: str) -> Iterator[str]:
+    """A new empty database on the test server (its URL), dropped afterwards whatever happened."""
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(base_url, autocommit=True) as conn:
+        conn.execute(f"CREATE DATABASE {name}")
+    try:
+        yield scratch_url(base_url, name)
+    finally:
+        with psycopg.connect(base_url, autocommit=True) as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
 RUN_FIELDS = frozenset(f.name for f in fields(Context)) - {"agent_model", "judge_model", "extractor_model"}
 
 
@@ -70,12 +84,8 @@ def fast_run(memory: Z0Memory, **kw) -> tuple[Z0Memory, Context]:
 @pytest_asyncio.fixture(scope="module", loop_scope="session")
 async def fast_database(database_url: str) -> AsyncIterator[str]:
     """A new empty database on the test server for this module, dropped afterwards."""
-    name = f"z0_rel_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    yield scratch_url(database_url, name)
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+    with scratch_database(database_url, "z0_rel") as url:
+        yield url
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="session")

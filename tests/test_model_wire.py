@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import HumanMessage, SystemMessage
 from openai_wire_server import WireServer, offline_tiktoken, wire  # noqa: F401 - fixtures
-from reliability_support import fast_database, fast_memory, fast_owner, scratch_url  # noqa: F401
+from reliability_support import fast_database, fast_memory, fast_owner, scratch_database  # noqa: F401
 
 from z0_memory import llm
 from z0_memory.config import Context
@@ -282,14 +282,9 @@ async def test_embeddings_decode_base64_and_float_vectors(wire, offline_tiktoken
 
 async def test_a_memory_embedded_over_the_wire_is_found_again(wire, database_url):
     """A database of its own (the remote model's dimension is probed at open) and a semantic search through it."""
-    import psycopg
-
-    name = f"z0_wire_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    try:
+    with scratch_database(database_url, "z0_wire") as url:
         wire.embedding_dims = 48
-        settings = Settings(database_url=scratch_url(database_url, name), embedding_model="compatible/e5",
+        settings = Settings(database_url=url, embedding_model="compatible/e5",
                             openai_base_url=wire.base_url)
         async with Z0Memory(settings) as memory:
             assert await memory.providers.embedding_dims() == 48
@@ -298,9 +293,6 @@ async def test_a_memory_embedded_over_the_wire_is_found_again(wire, database_url
             hits = await pm.semantic.search("acme:cache:engine Valkey", 3)
         assert hits and "Valkey" in hits[0].content
         assert len(wire.of("embeddings")) >= 3  # the probe, the write, the search
-    finally:
-        with psycopg.connect(database_url, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
 
 
 # --- the code agent's tool calls -----------------------------------------------------------------------------------

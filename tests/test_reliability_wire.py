@@ -30,11 +30,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import pytest
 from langchain_core.messages import HumanMessage
 from openai_wire_server import Fault, WireServer, wire  # noqa: F401 - fixture
-from reliability_support import fast_run, fast_setup, fast_database, fast_memory, fast_owner, record, scratch_url  # noqa: F401
+from reliability_support import fast_run, fast_setup, fast_database, fast_memory, fast_owner, record, scratch_database  # noqa: F401
 
 from z0_memory import llm
 from z0_memory.config import Context
@@ -255,12 +254,9 @@ async def test_the_cli_retries_a_turn_queued_by_a_wire_fault(wire, fast_memory, 
 @pytest.mark.parametrize("fault", [Fault("http_500"), Fault("truncated"), Fault("timeout", delay=6.0)],
                          ids=["http_500", "truncated", "timeout"])
 async def test_a_failing_embeddings_endpoint_loses_no_write(wire, database_url, tmp_path, fault):
-    name = f"z0_wire_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    try:
+    with scratch_database(database_url, "z0_wire") as url:
         wire.embedding_dims = 48
-        settings = Settings(database_url=scratch_url(database_url, name), embedding_model="compatible/e5",
+        settings = Settings(database_url=url, embedding_model="compatible/e5",
                             openai_base_url=wire.base_url, agent_model="offline", judge_model="offline",
                             extractor_model="offline", model_retries=1, model_timeout_s=2.5, rules_root=str(tmp_path))
         ctx = Context(project="acme", mode="chat", max_rounds=1)
@@ -288,9 +284,6 @@ async def test_a_failing_embeddings_endpoint_loses_no_write(wire, database_url, 
             assert any("Valkey" in f.value for f in await pm.facts.list())
             await pm.facts.put("acme:cache:engine", "Valkey")
             assert (await pm.facts.get("acme:cache:engine")).value == "Valkey"
-    finally:
-        with psycopg.connect(database_url, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
     record(f"wire.embeddings_{fault.kind}", operations=failed_calls + 3, faults=failed_calls, lost=0)
 
 
@@ -345,18 +338,12 @@ async def test_an_answer_without_its_end_is_a_failed_call():
 async def test_a_dead_embeddings_endpoint_at_open_is_one_clear_error(wire, database_url):
     """The remote model's dimension is probed when a memory opens: a dead endpoint is a typed error naming it, after
     the bounded retries, not a raw SDK exception."""
-    name = f"z0_wire_{uuid.uuid4().hex[:10]}"
-    with psycopg.connect(database_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    try:
+    with scratch_database(database_url, "z0_wire") as url:
         wire.script("embeddings", Fault("http_500"))
-        settings = Settings(database_url=scratch_url(database_url, name), embedding_model="compatible/e5",
+        settings = Settings(database_url=url, embedding_model="compatible/e5",
                             openai_base_url=wire.base_url, agent_model="offline", judge_model="offline",
                             extractor_model="offline", model_retries=1, model_timeout_s=2.0)
         with pytest.raises(ModelCallError, match=r"embeddings \(compatible/e5\) failed: HTTP 500 .* after 2 attempt"):
             async with Z0Memory(settings):
                 pass
         assert len(wire.of("embeddings")) == 2
-    finally:
-        with psycopg.connect(database_url, autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
