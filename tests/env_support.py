@@ -15,3 +15,12 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(name)
     for name in ("DATABASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL", "XDG_DATA_HOME"):
         monkeypatch.delenv(name, raising=False)
+
+
+def assert_precedence(monkeypatch: pytest.MonkeyPatch, config: type, field: str, env: str, env_value: str,
+                      explicit: object, default: object, parsed_env: object) -> None:
+    """``config.from_env``: an argument beats the environment, which beats the field's default."""
+    assert getattr(config.from_env(), field) == default
+    monkeypatch.setenv(env, env_value)
+    assert getattr(config.from_env(), field) == parsed_env
+    assert getattr(config.from_env(**{field: explicit}), field) == explicit

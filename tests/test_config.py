@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 import pytest
-from env_support import clean_env  # noqa: F401  (autouse: no Z0_*, DATABASE_URL or OPENAI_* set)
+from env_support import assert_precedence, clean_env  # noqa: F401  (clean_env is autouse: no Z0_*, DATABASE_URL or OPENAI_* set)
 
 from z0_memory.config import DEFAULT_ROUNDS, Context
 from z0_memory.errors import ConfigurationError, InvalidKeyError
@@ -46,10 +46,7 @@ def test_argument_beats_environment_beats_default(
     default: object,
     parsed_env: object,
 ) -> None:
-    assert getattr(Context.from_env(), field) == default
-    monkeypatch.setenv(env, env_value)
-    assert getattr(Context.from_env(), field) == parsed_env
-    assert getattr(Context.from_env(**{field: explicit}), field) == explicit
+    assert_precedence(monkeypatch, Context, field, env, env_value, explicit, default, parsed_env)
     assert getattr(Context(), field) == default  # the plain constructor never reads the environment
     assert getattr(Context().with_env(), field) == parsed_env  # a run fills what its context did not name
     assert getattr(Context(**{field: explicit}).with_env(), field) == explicit

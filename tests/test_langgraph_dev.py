@@ -9,11 +9,8 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +18,7 @@ import httpx
 import pytest
 from checkout.sitecustomize import subprocess_env
 from langgraph_sdk import get_client
+from server_support import free_port, stop, wait_ready
 
 from z0_memory.prompts import OFFLINE_NOTE
 
@@ -29,37 +27,6 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 ROOT = Path(__file__).resolve().parent.parent
 READY_TIMEOUT_S = 90.0
 PROJECT = "devserver"
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_ready(url: str, proc: subprocess.Popen, log: Path) -> None:
-    """Poll /ok until the server answers; fail early if it exits, and give up after READY_TIMEOUT_S."""
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"langgraph dev exited with {proc.returncode}:\n{log.read_text()[-4000:]}")
-        try:
-            if httpx.get(f"{url}/ok", timeout=1.0).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.25)
-    pytest.fail(f"langgraph dev not ready after {READY_TIMEOUT_S:.0f} s:\n{log.read_text()[-4000:]}")
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # the server's own process group (start_new_session)
-            proc.wait(timeout=10)
 
 
 def readme_command() -> list[str]:
@@ -84,7 +51,7 @@ def serve(argv: list[str], env_changes: dict[str, str], database_url: str, tmp_p
             cwd=ROOT, env=subprocess_env(env), stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )
     try:
-        wait_ready(url, proc, log)
+        wait_ready(f"{url}/ok", proc, log, name="langgraph dev", timeout_s=READY_TIMEOUT_S)
         yield url
     finally:
         stop(proc)

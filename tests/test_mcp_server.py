@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp_support import REPO, SECRET, TOOLS, call, error, mcp_env, server_args, stdio_session  # noqa: F401
+from server_support import free_port
 
 # async tests run on the session loop: asyncio_mode "auto", default test loop scope "session" (pyproject)
 
@@ -205,12 +205,6 @@ async def test_project_comes_from_the_working_directorys_repository_or_the_clien
     async with stdio_session(env, "--project", "acme", cwd=shop, roots=[billing.as_uri()]) as session:
         found, _ = await call(session, "pending")  # the operator's --project beats any root
         assert found["project"] == "acme" and found["project_source"] == "--project"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 async def wait_for_port(port: int, proc: asyncio.subprocess.Process, timeout: float = 120) -> None:

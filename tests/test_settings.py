@@ -8,7 +8,7 @@ from dataclasses import FrozenInstanceError
 from pathlib import Path
 
 import pytest
-from env_support import clean_env  # noqa: F401  (autouse: no Z0_*, DATABASE_URL or OPENAI_* set)
+from env_support import assert_precedence, clean_env  # noqa: F401  (clean_env is autouse: no Z0_*, DATABASE_URL or OPENAI_* set)
 
 from z0_memory.config import Context
 from z0_memory.errors import ConfigurationError
@@ -54,10 +54,7 @@ def test_argument_beats_environment_beats_default(
     default: object,
     parsed_env: object,
 ) -> None:
-    assert getattr(Settings.from_env(), field) == default
-    monkeypatch.setenv(env, env_value)
-    assert getattr(Settings.from_env(), field) == parsed_env
-    assert getattr(Settings.from_env(**{field: explicit}), field) == explicit
+    assert_precedence(monkeypatch, Settings, field, env, env_value, explicit, default, parsed_env)
     if field != "agent_model":  # (an OpenAI key or base URL changes the derived default)
         assert getattr(Settings(), field) == default  # the plain constructor never reads the environment
 

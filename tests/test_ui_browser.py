@@ -10,13 +10,12 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 import pytest_asyncio
+from server_support import free_port, stop, wait_ready
 
 from z0_memory.schemas import Candidate, Provenance
 
@@ -37,14 +36,6 @@ if not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
 playwright_api = pytest.importorskip("playwright.async_api")
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``z0-memory --project acme ui --port N`` in a subprocess, on the test database."""
@@ -61,27 +52,11 @@ def server(database_url: str, tmp_path_factory: pytest.TempPathFactory) -> Itera
                                 stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + READY_TIMEOUT_S
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"z0-memory ui exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-            try:
-                if httpx.get(f"{url}/p/acme/", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"z0-memory ui not ready after {READY_TIMEOUT_S:.0f} s:\n{log.read_text()[-3000:]}")
-            time.sleep(0.25)
+        wait_ready(f"{url}/p/acme/", proc, log, name="z0-memory ui", timeout_s=READY_TIMEOUT_S)
         assert "memory inspector of acme: http://127.0.0.1" in log.read_text()
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        stop(proc)
 
 
 @pytest_asyncio.fixture(loop_scope="session")

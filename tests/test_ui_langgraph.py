@@ -2,32 +2,19 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 
-from test_langgraph_dev import ROOT, free_port, stop, wait_ready
+from test_langgraph_dev import serve
 from z0_memory.ui.security import CSRF_COOKIE
 
 
 def test_langgraph_dev_serves_the_inspector_under_memory(database_url: str, tmp_path: Path):
     """langgraph.json's ``http.app``: the dev server answers /memory/ beside its API, on the same database."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "Z0_"))}
-    env.update(LANGGRAPH_CLI_NO_ANALYTICS="1", LANGGRAPH_NO_VERSION_CHECK="true", LANGSMITH_TRACING="false",
-               DATABASE_URL=database_url, Z0_PROJECT="devui", Z0_EMBEDDING_MODEL="usem3")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    log = tmp_path / "server.log"
-    langgraph = str(Path(sys.executable).with_name("langgraph"))
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [langgraph, "dev", "--host", "127.0.0.1", "--port", str(port), "--no-browser", "--no-reload"],
-            cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        wait_ready(url, proc, log)
+    argv = ["langgraph", "dev", "--host", "127.0.0.1", "--no-browser", "--no-reload"]
+    with contextmanager(serve)(argv, {"Z0_PROJECT": "devui"}, database_url, tmp_path) as url:
         with httpx.Client(base_url=url, timeout=60) as c:
             page = c.get("/memory/p/devui/facts")
             assert page.status_code == 200, page.text[-2000:]
@@ -38,5 +25,3 @@ def test_langgraph_dev_serves_the_inspector_under_memory(database_url: str, tmp_
             assert c.post("/memory/p/devui/pending/1/reject", data={}).status_code == 403
             assert c.post("/memory/p/devui/pending/1/reject", data={"csrf": token}).status_code == 404
             assert c.get("/ok").status_code == 200  # the server's own API is still there
-    finally:
-        stop(proc)
