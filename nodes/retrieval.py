@@ -84,7 +84,7 @@ def _question(state: RetrievalState) -> str:
 
 
 def route_decision(pm: ProjectMemory, question: str, facts: list[Any], *, include_history: bool = False,
-                   max_rounds: int) -> dict[str, Any]:
+                   max_rounds: int) -> RetrievalState:
     """The state a loop starts from: the router's pick of recipes for ``question`` and an empty history."""
     decision = offline_route(question, project=pm.scope.project,
                              known_categories=sorted({f.key.category for f in facts}),
@@ -100,7 +100,7 @@ def route_decision(pm: ProjectMemory, question: str, facts: list[Any], *, includ
     }
 
 
-async def route(state: RetrievalState, runtime: Runtime[Context]) -> dict[str, Any]:
+async def route(state: RetrievalState, runtime: Runtime[Context]) -> RetrievalState:
     """The gateway: pick KV exact / prefix / semantic / keyword / hybrid from the question."""
     ctx, _, pm = scope_of(runtime)
     question = _question(state)
@@ -108,7 +108,7 @@ async def route(state: RetrievalState, runtime: Runtime[Context]) -> dict[str, A
                           max_rounds=int(state.get("max_rounds") or ctx.max_rounds))
 
 
-async def run_round(pm: ProjectMemory, state: dict[str, Any], top_k: int) -> dict[str, Any]:
+async def run_round(pm: ProjectMemory, state: RetrievalState, top_k: int) -> RetrievalState:
     """One round: this round's recipes, then fusion with every earlier round's evidence; the state update."""
     started = datetime.now(UTC)
     t0 = time.perf_counter()
@@ -154,10 +154,10 @@ async def _recipe_or_keywords(pm: ProjectMemory, name: str, req: SearchRequest, 
         return await run_recipe(pm, KEYWORD_RECIPE, req)
 
 
-async def retrieve(state: RetrievalState, runtime: Runtime[Context]) -> dict[str, Any]:
+async def retrieve(state: RetrievalState, runtime: Runtime[Context]) -> RetrievalState:
     """Run this round's recipes, then fuse with every earlier round's evidence."""
     ctx, _, pm = scope_of(runtime)
-    return await run_round(pm, dict(state), int(ctx.top_k))
+    return await run_round(pm, state, int(ctx.top_k))
 
 
 async def first_round(pm: ProjectMemory, question: str, *, top_k: int = 10,
@@ -179,7 +179,7 @@ async def _llm_verdict(model: Any, state: RetrievalState, settings: Settings, ru
                                    what="retrieval judge", runnable=runnable)
 
 
-async def evaluate(state: RetrievalState, runtime: Runtime[Context]) -> dict[str, Any]:
+async def evaluate(state: RetrievalState, runtime: Runtime[Context]) -> RetrievalState:
     """The sceptical judge: is the accumulated evidence enough? If not, what is missing and how to search next."""
     ctx, memory, _ = scope_of(runtime)
     t0 = time.perf_counter()
@@ -204,7 +204,7 @@ async def evaluate(state: RetrievalState, runtime: Runtime[Context]) -> dict[str
         stop, action = "max_rounds", f"stop: {state['max_rounds']} round(s) reached, returning the best evidence"
     else:
         stop, action = "", "rewrite the query and search again"
-    update: dict[str, Any] = {}
+    update: RetrievalState = {}
     if stop and ctx.rerank:  # once per question: the evidence the loop hands back, not every round's
         update["memories"] = offline_rerank(state["question"], hits)
     trace = list(state.get("trace", []))
@@ -224,7 +224,7 @@ async def after_evaluate(state: RetrievalState) -> str:
     return "done" if state.get("stop_reason") else "rewrite"
 
 
-async def rewrite(state: RetrievalState, runtime: Runtime[Context]) -> dict[str, Any]:
+async def rewrite(state: RetrievalState, runtime: Runtime[Context]) -> RetrievalState:
     """Turn the judge's feedback into the next round's query and strategies (never a query already run)."""
     verdict = state["verdict"] or Verdict(sufficient=False)
     query, strategies, why = offline_rewrite(

@@ -36,7 +36,8 @@ from z0_memory.stores.scope import Scope
 from z0_memory.validation import check_checkpoint, check_thread_id, check_writes
 
 # The state channels hold these pydantic models; the checkpointer may restore exactly these.
-STATE_TYPES = [("z0_memory.schemas", name) for name in ("Hit", "Verdict", "RoundTrace", "RouteDecision")]
+STATE_TYPES = [("z0_memory.schemas", name)
+               for name in ("Hit", "Verdict", "RoundTrace", "RouteDecision", "WriteOutcome")]
 SERDE = JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
 
 

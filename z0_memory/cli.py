@@ -460,8 +460,7 @@ async def chat(ctx: typer.Context, mode: str = typer.Option("chat", help="chat (
                                       context=context)
             console.print(Text(out["messages"][-1].content), style="green")
             for o in out.get("extraction", []):
-                console.print(Text(f"  remembered: {o.get('action')} {o.get('target', '')} {o.get('content', '')}"),
-                              style="dim")
+                console.print(Text(f"  remembered: {o.action} {o.target} {o.content}"), style="dim")
 
 
 @app.command()

@@ -202,7 +202,7 @@ async def ingest_transcript(memory: Any, ctx: Context, path: Path, progress: Pro
         # with the assistant's last message before it: what a bare "yes, let's do that" accepts
         added = await pm.add([*before, *messages], thread_id=f"ingest:{path.name}")
         before = [m for m in messages if m["role"] == "assistant"][-1:]
-        written += sum(1 for o in added.extraction if o.get("action") not in {"dropped"})
+        written += sum(1 for o in added.extraction if o.action != "dropped")
         if progress:
             progress(i, len(turns))
     return written

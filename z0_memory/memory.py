@@ -38,6 +38,7 @@ from z0_memory.stores.scope import Scope
 from z0_memory.stores.semantic import SemanticStore, indexed_text
 from z0_memory.stores.session import ScopedCheckpointer, async_checkpointer
 from z0_memory.config import Context
+from z0_memory.schemas import WriteOutcome
 from z0_memory.settings import Settings
 from z0_memory.errors import ConfigurationError, DatabaseError, InvalidKeyError
 from z0_memory.providers import Providers
@@ -60,7 +61,7 @@ class Added:
 
     turns: int
     skipped: int
-    extraction: list[dict[str, Any]]
+    extraction: list[WriteOutcome]
 
 
 def message_id(index: int, role: str, text: str) -> str:
@@ -132,7 +133,7 @@ class ProjectMemory:
         graph = builder.compile(store=self.memory.store(self.scope.project, self.scope.user_id))
         config = {"configurable": {"thread_id": thread_id}} if thread_id else None
         ctx = self._context()
-        outcomes: list[dict[str, Any]] = []
+        outcomes: list[WriteOutcome] = []
         for turn, human in zip(turns, humans, strict=True):
             if str(human.id) in done:
                 continue

@@ -42,7 +42,7 @@ from z0_memory.errors import ConfigurationError
 from z0_memory.memory import Z0Memory
 from z0_memory.nodes.respond import INJECTED_MEMORIES, last_request
 from z0_memory.rendering import memory_block
-from z0_memory.schemas import Hit
+from z0_memory.schemas import Hit, WriteOutcome
 from z0_memory.session_tools import search_session
 from z0_memory.tools import recall_memory, round_summary, run_recall
 
@@ -66,7 +66,7 @@ class Z0MemoryState(AgentState):
     """The agent's state plus what the middleware recalled (chat mode) and what extraction did with the turn."""
 
     memories: NotRequired[Annotated[list[Hit], OmitFromInput]]
-    extraction: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput]]
+    extraction: NotRequired[Annotated[list[WriteOutcome], OmitFromInput]]
 
 
 def _field(context: Any, name: str) -> Any:

@@ -13,7 +13,7 @@ and the server keeps serving.
 import asyncio
 import uuid
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
@@ -50,7 +50,7 @@ from z0_memory.memory import ProjectMemory, Z0Memory
 from z0_memory.nodes.chat import QUESTION_MAX_CHARS
 from z0_memory.redaction import find_secrets
 from z0_memory.rendering import escape
-from z0_memory.schemas import SEGMENT_MAX, Candidate, MemoryKey, Provenance, reject_nul
+from z0_memory.schemas import SEGMENT_MAX, Candidate, MemoryKey, Provenance, WriteOutcome, reject_nul
 from z0_memory.settings import Settings
 from z0_memory.stores.rules import Rules
 
@@ -209,13 +209,12 @@ NOTHING_SAID = ("nothing to remember: no fact, decision or preference was stated
                 "(questions, requests and instructions are not stored)")
 
 
-def sort_outcomes(outcomes: list[dict[str, Any]]) -> dict[str, list[WriteItem]]:
+def sort_outcomes(outcomes: Sequence[WriteOutcome]) -> dict[str, list[WriteItem]]:
     groups: dict[str, list[WriteItem]] = {"written": [], "confirmed": [], "pending": [], "ignored": [], "queued": []}
     for o in outcomes:
-        action = str(o.get("action"))
-        item = WriteItem(action=action, target=o.get("target") or None, content=o.get("content"),
-                         confidence=o.get("confidence"), previous=o.get("previous"),
-                         reason=o.get("reason") or o.get("error"))
+        action = o.action
+        item = WriteItem(action=action, target=o.target or None, content=o.content or None,
+                         confidence=o.confidence, previous=o.previous, reason=o.reason or o.error)
         group = ("written" if action in WRITTEN else "confirmed" if action in CONFIRMED else
                  "pending" if action in PENDING else "queued" if action == "queued_for_retry" else "ignored")
         groups[group].append(item)
