@@ -23,7 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
@@ -137,8 +139,8 @@ async def related_memories(pm: ProjectMemory, turn: Sequence[TurnMessage]) -> li
             for i, r in enumerate(items, 1)]
 
 
-async def _llm_candidates(model: Any, turn: Sequence[TurnMessage], related: Sequence[Related], settings: Settings,
-                          project: str, runnable: Any = None) -> list[Candidate]:
+async def _llm_candidates(model: BaseChatModel, turn: Sequence[TurnMessage], related: Sequence[Related],
+                          settings: Settings, project: str, runnable: Runnable | None = None) -> list[Candidate]:
     existing = "\n".join(f"{r.local_id}: {'(pending) ' if r.pending else ''}{r.content}" for r in related) or "(none)"
     prompt = EXTRACTOR_USER.format(project=project, existing=existing, turn=render_turn(turn))
     result = await invoke_structured(model, ExtractionResult, [SystemMessage(EXTRACTOR_SYSTEM), HumanMessage(prompt)],

@@ -21,11 +21,14 @@ Rules the loop keeps (each visible in the trace):
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 
 from z0_memory.config import Context
@@ -40,7 +43,7 @@ from z0_memory.offline.rewriter import rewrite as offline_rewrite
 from z0_memory.offline.router import route as offline_route
 from z0_memory.prompts import JUDGE_SYSTEM, JUDGE_USER
 from z0_memory.rendering import render_evidence
-from z0_memory.schemas import STRATEGIES, Hit, RoundTrace, Verdict
+from z0_memory.schemas import STRATEGIES, FactVersion, Hit, RoundTrace, Verdict
 from z0_memory.state import RetrievalState
 from z0_memory.stores.recipes import RECIPES, SearchRequest, run_recipe
 from z0_memory.stores.search import rrf_fuse
@@ -83,7 +86,7 @@ def _question(state: RetrievalState) -> str:
     return question
 
 
-def route_decision(pm: ProjectMemory, question: str, facts: list[Any], *, include_history: bool = False,
+def route_decision(pm: ProjectMemory, question: str, facts: Sequence[FactVersion], *, include_history: bool = False,
                    max_rounds: int) -> RetrievalState:
     """The state a loop starts from: the router's pick of recipes for ``question`` and an empty history."""
     decision = offline_route(question, project=pm.scope.project,
@@ -169,7 +172,8 @@ async def first_round(pm: ProjectMemory, question: str, *, top_k: int = 10,
     return (await run_round(pm, state, top_k))["memories"]
 
 
-async def _llm_verdict(model: Any, state: RetrievalState, settings: Settings, runnable: Any = None) -> Verdict:
+async def _llm_verdict(model: BaseChatModel, state: RetrievalState, settings: Settings,
+                       runnable: Runnable | None = None) -> Verdict:
     prompt = JUDGE_USER.format(
         question=state["question"], round=state["round"], max_rounds=state["max_rounds"],
         queries_tried="; ".join(state.get("queries_tried", [])),
@@ -231,10 +235,10 @@ async def rewrite(state: RetrievalState, runtime: Runtime[Context]) -> Retrieval
         state["question"], verdict, queries_tried=state.get("queries_tried", []),
         last_strategies=state.get("strategies", []), hits=state.get("memories", []),
     )
-    strategies = [s for s in strategies if s in STRATEGIES] or ["hybrid"]
+    chosen: list[str] = [s for s in strategies if s in STRATEGIES] or ["hybrid"]
     trace = list(state.get("trace", []))
     trace[-1] = trace[-1].model_copy(update={"next_action": f"{trace[-1].next_action}: {why}"})
     key = state.get("key")
-    if "kv_exact" in strategies and verdict.next_query and verdict.next_query.count(":") == 2:
+    if "kv_exact" in chosen and verdict.next_query and verdict.next_query.count(":") == 2:
         key = verdict.next_query
-    return {"query": query, "strategies": strategies, "key": key, "trace": trace}
+    return {"query": query, "strategies": chosen, "key": key, "trace": trace}

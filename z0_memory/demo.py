@@ -13,7 +13,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.panel import Panel
@@ -22,6 +22,9 @@ from rich.text import Text
 
 from z0_memory.memory import Z0Memory
 from z0_memory.schemas import WriteOutcome
+
+if TYPE_CHECKING:
+    from z0_memory.cli import CliOptions
 
 DEMO_RULES = """# Project rules
 - Write TypeScript in strict mode.
@@ -52,7 +55,7 @@ def _extraction_line(outcomes: Sequence[WriteOutcome]) -> str:
     return "[dim]memory: " + "; ".join(parts) + "[/]"
 
 
-async def run_demo(options: Any, console: Console) -> None:
+async def run_demo(options: CliOptions, console: Console) -> None:
     """``options``: the CLI's global options (``cli.CliOptions``)."""
     start = time.perf_counter()
     rules_dir = Path(tempfile.mkdtemp(prefix="z0-demo-rules-"))

@@ -29,7 +29,15 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from z0_memory.redaction import REDACTED, key_holds_secret, redact_secrets
-from z0_memory.schemas import Candidate, MemoryKey, PendingItem, Provenance, WriteOutcome, normalize_segment
+from z0_memory.schemas import (
+    Candidate,
+    MemoryKey,
+    PendingItem,
+    Provenance,
+    WriteAction,
+    WriteOutcome,
+    normalize_segment,
+)
 from z0_memory.stores.semantic import NewMemory
 from z0_memory.text import term_overlap
 
@@ -37,6 +45,10 @@ if TYPE_CHECKING:
     from z0_memory.memory import ProjectMemory
 
 DUPLICATE_OVERLAP = 0.8
+# what a fact store's or the pending store's write did, as the outcome's action
+FACT_ACTIONS: dict[str, WriteAction] = {"created": "fact_created", "superseded": "fact_superseded",
+                                        "confirmed": "fact_confirmed", "revised": "fact_revised"}
+PENDING_ACTIONS: dict[str, WriteAction] = {"created": "pending_created", "confirmed": "pending_confirmed"}
 
 def _provenance(candidate: Candidate, base: Provenance) -> Provenance:
     rationale = candidate.rationale or base.rationale
@@ -82,7 +94,7 @@ async def persist(pm: ProjectMemory, candidate: Candidate, provenance: Provenanc
         key = pm.scope.key(candidate.key)
         write = await pm.facts.put(key, candidate.value, prov, kind=candidate.kind, statement=candidate.content,
                                    revise=await _new_reason(pm, key, candidate))
-        return WriteOutcome(action=f"fact_{write.action}", target=str(key), content=write.fact.value,
+        return WriteOutcome(action=FACT_ACTIONS[write.action], target=str(key), content=write.fact.value,
                             confidence=candidate.confidence,
                             previous=write.previous.value if write.previous else None)
     memory = NewMemory(
@@ -148,7 +160,7 @@ async def gate_and_write(pm: ProjectMemory, candidate: Candidate, provenance: Pr
     if candidate.confidence >= threshold:
         return await persist(pm, candidate, provenance, supersede_ids)
     write = await pm.pending.add(candidate, _provenance(candidate, provenance), now=now)
-    return WriteOutcome(action=f"pending_{write.action}", target=str(write.item.id),
+    return WriteOutcome(action=PENDING_ACTIONS[write.action], target=str(write.item.id),
                         content=write.item.candidate.content, confidence=write.item.candidate.confidence)
 
 
