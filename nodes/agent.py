@@ -17,9 +17,9 @@ import asyncio
 import re
 import uuid
 from collections.abc import Sequence
-from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages.tool import ToolCall, tool_call
 from langgraph.runtime import Runtime
 
 from z0_memory.config import Context
@@ -51,8 +51,8 @@ def current_turn(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
     return list(messages[start:]) if start is not None else []
 
 
-def _tool_call(name: str, query: str) -> dict[str, Any]:
-    return {"name": name, "args": {"query": query}, "id": f"call_{uuid.uuid4().hex[:12]}", "type": "tool_call"}
+def _tool_call(name: str, query: str) -> ToolCall:
+    return tool_call(name=name, args={"query": query}, id=f"call_{uuid.uuid4().hex[:12]}")
 
 
 def offline_step(turn: Sequence[AnyMessage], rules_sources: Sequence[str]) -> AIMessage:

@@ -142,7 +142,7 @@ def row_params(
 
 
 async def insert_row(
-    conn: Any, scope: Scope, memory: NewMemory, embedding: Sequence[float], *,
+    conn: psycopg.AsyncConnection, scope: Scope, memory: NewMemory, embedding: Sequence[float], *,
     fact_key: str | None = None, fact_version: int | None = None, superseded_at: datetime | None = None,
 ) -> str:
     """Insert one row (inside the caller's transaction when it has one); return its id."""
@@ -333,7 +333,7 @@ class SemanticStore:
         async with self.db.connection(self.scope) as conn:
             return await self._confirm(conn, memory_id)
 
-    async def _confirm(self, conn: Any, memory_id: str) -> int:
+    async def _confirm(self, conn: psycopg.AsyncConnection, memory_id: str) -> int:
         row = await (await conn.execute(
             f"UPDATE {SEMANTIC_TABLE} SET metadata = (coalesce(metadata::jsonb, '{{}}'::jsonb) || "
             "jsonb_build_object('confirmations', coalesce((metadata::jsonb ->> 'confirmations')::int, 1) + 1))::json "

@@ -31,7 +31,7 @@ from z0_memory.config import Context
 from z0_memory.settings import Settings
 from z0_memory.errors import InvalidInputError, InvalidKeyError, Z0Error
 from z0_memory.memory import ProjectMemory, Z0Memory
-from z0_memory.schemas import MemoryKey, Provenance, validate_segment
+from z0_memory.schemas import Hit, MemoryKey, MemoryRecord, Provenance, validate_segment
 from z0_memory.ui import security, views
 
 HERE = Path(__file__).resolve().parent
@@ -330,7 +330,7 @@ async def memories(pg: Page) -> Response:
     since, until = _date(params.get("since"), "since"), _date(params.get("until"), "until")
     pm = pg.pm
     if query:  # the period goes to the engine (created in [since, until + 1 day)); the kind is filtered after
-        found: list[Any] = await pm.semantic.search_engine.hybrid(
+        found: Sequence[Hit | MemoryRecord] = await pm.semantic.search_engine.hybrid(
             query, SEARCH_K, include_history=True, since=_start(since),
             until=_start(until + timedelta(days=1)) if until else None)
         found = [h for h in found if kind is None or h.kind == kind]
