@@ -22,10 +22,12 @@ from urllib.parse import urlencode
 
 import jinja2
 from starlette.applications import Starlette
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from z0_memory.config import Context
 from z0_memory.settings import Settings
@@ -205,7 +207,7 @@ def _error_page(request: Request, settings: UiSettings, csrf: str, project: str 
     return HTMLResponse(body, status_code=status)
 
 
-def _form(pg: Page) -> Any:
+def _form(pg: Page) -> FormData:
     return pg.request.state.form
 
 
@@ -486,10 +488,10 @@ def create_app(memory: Z0Memory | None = None, *, context: Context | None = None
     app.state.z0_ui = ui
 
     class _Settings:  # every request carries the settings (also when the app is mounted in another)
-        def __init__(self, inner: Any) -> None:
+        def __init__(self, inner: ASGIApp) -> None:
             self.inner = inner
 
-        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
             if scope["type"] in ("http", "websocket"):
                 scope["z0_ui"] = ui
             await self.inner(scope, receive, send)
