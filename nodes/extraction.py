@@ -224,7 +224,9 @@ async def write_candidates(pm: ProjectMemory, candidates: Sequence[Candidate], r
         except ValueError as exc:  # a candidate the stores refuse (bad key segment, empty value); others still count
             outcomes.append(WriteOutcome(action="dropped", reason=str(exc)[:200]))
             continue
-        outcomes.append(outcome.model_copy(update={"confidence": round(outcome.confidence or 0.0, 3)}))
+        if outcome.confidence is not None:  # shown to 3 places
+            outcome = outcome.model_copy(update={"confidence": round(outcome.confidence, 3)})
+        outcomes.append(outcome)
     return outcomes
 
 
