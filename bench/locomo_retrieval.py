@@ -49,7 +49,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from langgraph.graph.state import CompiledStateGraph
+
+    from z0_memory.config import Context
+    from z0_memory.memory import ProjectMemory, Z0Memory
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 METHODS = ("semantic", "keyword", "hybrid", "loop")
@@ -288,12 +294,12 @@ class Conversation:
     """One conversation imported into its own project, with its scorable questions (text, category, evidence)."""
 
     name: str
-    pm: Any
+    pm: ProjectMemory
     id_to_dia: dict[str, str]
     questions: list[tuple[str, str, set[str]]]
 
 
-async def import_conversations(memory: Any, folder: Path, limit: int | None) -> tuple[list[Conversation], float]:
+async def import_conversations(memory: Z0Memory, folder: Path, limit: int | None) -> tuple[list[Conversation], float]:
     """Every conversation of the folder in its own project (emptied first), as the default run imports it."""
     from z0_memory.ingest import locomo_memories
 
@@ -325,7 +331,8 @@ async def import_conversations(memory: Any, folder: Path, limit: int | None) -> 
     return conversations, ingest_s
 
 
-async def loop_scores(graph: Any, conv: Conversation, ctx: Any, *, rerank: bool = False) -> list[dict[str, Any]]:
+async def loop_scores(graph: CompiledStateGraph[Any, Context, Any, Any], conv: Conversation, ctx: Context, *,
+                      rerank: bool = False) -> list[dict[str, Any]]:
     """The loop's recall@5/10/20 on every question of ``conv`` (one dict per question, in order). With ``rerank``,
     also the recall of the same final evidence reranked (``z0_memory.offline.rerank``: what ``Context.rerank`` does
     at the loop's end; ``ctx.rerank`` must be off) and the reranker's time (``rerank_ms``)."""

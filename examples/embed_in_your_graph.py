@@ -31,7 +31,7 @@ from z0_memory.config import Context
 from z0_memory.graphs.retrieval import builder as retrieval_builder
 from z0_memory.memory import Z0Memory
 from z0_memory.nodes.extraction import extract
-from z0_memory.schemas import Hit, RoundTrace, Verdict
+from z0_memory.schemas import Hit, RoundTrace, Verdict, WriteOutcome
 
 PROJECT = "embed-example"
 SESSION_1 = ["For the backend we'll use Hono, not Express", "We'll use Supabase Postgres as the database"]
@@ -47,7 +47,7 @@ class MyState(TypedDict, total=False):
     verdict: Verdict | None
     trace: list[RoundTrace]
     stop_reason: str
-    extraction: list[dict[str, Any]]  # what the extraction node did with this turn
+    extraction: list[WriteOutcome]  # what the extraction node did with this turn
 
 
 def ask_memory(state: MyState) -> dict[str, Any]:
@@ -89,7 +89,7 @@ def report(out: dict[str, Any]) -> None:
         print(f"  recall:    round {t.round} {'+'.join(t.strategies)} {t.query!r} -> {len(t.hits)} hit(s), {verdict}")
     print(f"  assistant: {out['messages'][-1].content}")
     for o in out.get("extraction", []):
-        print(f"  memory:    {o['action']} {o.get('target', '')} {o.get('content', '')!r}")
+        print(f"  memory:    {o.action} {o.target} {o.content!r}")
 
 
 async def main() -> None:

@@ -18,7 +18,7 @@ from z0_memory.nodes.rules import load_rules
 from z0_memory.state import ChatState
 
 
-def build_chat_graph() -> StateGraph:
+def build_chat_graph() -> StateGraph[ChatState, Context, ChatState, ChatState]:
     builder = StateGraph(ChatState, context_schema=Context)
     builder.add_node("load_rules", load_rules)
     builder.add_node("take_question", take_question)

@@ -18,7 +18,7 @@ from z0_memory.nodes.rules import load_rules
 from z0_memory.state import CodeState
 
 
-def build_code_graph() -> StateGraph:
+def build_code_graph() -> StateGraph[CodeState, Context, CodeState, CodeState]:
     builder = StateGraph(CodeState, context_schema=Context)
     builder.add_node("load_rules", load_rules)
     builder.add_node("agent", agent)

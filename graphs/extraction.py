@@ -13,7 +13,7 @@ from z0_memory.nodes.extraction import extract
 from z0_memory.state import ExtractionState
 
 
-def build_extraction_graph() -> StateGraph:
+def build_extraction_graph() -> StateGraph[ExtractionState, Context, ExtractionState, ExtractionState]:
     builder = StateGraph(ExtractionState, context_schema=Context)
     builder.add_node("extract", extract)
     builder.add_edge(START, "extract")

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, get_type_hints
 
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 
 from z0_memory.nodes.retrieval import after_evaluate, evaluate, retrieve, rewrite, route
 from z0_memory.config import Context
@@ -24,7 +25,7 @@ from z0_memory.state import RetrievalInput, RetrievalOutput, RetrievalState
 MIXIN = "z0_memory.RetrievalChannels"
 
 
-def build_retrieval_graph() -> StateGraph:
+def build_retrieval_graph() -> StateGraph[RetrievalState, Context, RetrievalInput, RetrievalOutput]:
     builder = StateGraph(RetrievalState, context_schema=Context, input_schema=RetrievalInput,
                          output_schema=RetrievalOutput)
     builder.add_node("route", route)
@@ -39,7 +40,7 @@ def build_retrieval_graph() -> StateGraph:
     return builder
 
 
-def _channels(schema: Any) -> set[str]:
+def _channels(schema: type[Any]) -> set[str]:
     if hasattr(schema, "model_fields"):  # pydantic
         return set(schema.model_fields)
     try:
@@ -51,7 +52,7 @@ def _channels(schema: Any) -> set[str]:
         return names
 
 
-def check_parent_state(schema: Any) -> None:
+def check_parent_state(schema: type[Any]) -> None:
     """Raise a ConfigurationError naming what ``schema`` lacks to host the retrieval loop as a subgraph."""
     channels = _channels(schema)
     name = getattr(schema, "__name__", str(schema))
@@ -66,7 +67,8 @@ def check_parent_state(schema: Any) -> None:
             f"(inherit {MIXIN}, which also adds {', '.join(repr(c) for c in missing if c != 'memories')})")
 
 
-def retrieval_subgraph(parent_state: Any, *, name: str = "recall") -> Any:
+def retrieval_subgraph(parent_state: type[Any], *, name: str = "recall"
+                       ) -> CompiledStateGraph[RetrievalState, Context, RetrievalInput, RetrievalOutput]:
     """The retrieval loop compiled as a node of a graph whose state is ``parent_state`` (checked first)."""
     check_parent_state(parent_state)
     return build_retrieval_graph().compile(name=name)

@@ -17,9 +17,9 @@ import asyncio
 import re
 import uuid
 from collections.abc import Sequence
-from typing import Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.messages.tool import ToolCall, tool_call
 from langgraph.runtime import Runtime
 
 from z0_memory.config import Context
@@ -31,6 +31,7 @@ from z0_memory.prompts import CODE_SYSTEM
 from z0_memory.rendering import escape
 from z0_memory.schemas import Hit
 from z0_memory.session_tools import search_session
+from z0_memory.state import CodeState
 from z0_memory.tokens import count_message_tokens, message_text
 from z0_memory.tools import recall_memory
 
@@ -50,8 +51,8 @@ def current_turn(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
     return list(messages[start:]) if start is not None else []
 
 
-def _tool_call(name: str, query: str) -> dict[str, Any]:
-    return {"name": name, "args": {"query": query}, "id": f"call_{uuid.uuid4().hex[:12]}", "type": "tool_call"}
+def _tool_call(name: str, query: str) -> ToolCall:
+    return tool_call(name=name, args={"query": query}, id=f"call_{uuid.uuid4().hex[:12]}")
 
 
 def offline_step(turn: Sequence[AnyMessage], rules_sources: Sequence[str]) -> AIMessage:
@@ -70,7 +71,7 @@ def offline_step(turn: Sequence[AnyMessage], rules_sources: Sequence[str]) -> AI
     return AIMessage(content=offline_answer(request, hits, rules_sources, session_lines))
 
 
-async def agent(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+async def agent(state: CodeState, runtime: Runtime[Context]) -> CodeState:
     """Decide the next step of this turn: call tools, or answer."""
     ctx, memory, _ = scope_of(runtime)
     turn = current_turn(state.get("messages", []))
@@ -93,6 +94,6 @@ async def agent(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, A
     return {"messages": [reply], "prompt_tokens": await asyncio.to_thread(count_message_tokens, prompt)}
 
 
-def route_after_agent(state: dict[str, Any]) -> str:
+def route_after_agent(state: CodeState) -> str:
     last = state["messages"][-1]
     return "tools" if isinstance(last, AIMessage) and last.tool_calls else "extract"

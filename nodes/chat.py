@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from langgraph.runtime import Runtime
 
 from z0_memory.config import DEFAULT_ROUNDS, Context
 from z0_memory.nodes.common import context_of
 from z0_memory.nodes.respond import last_request
+from z0_memory.state import ChatState
 
 QUESTION_MAX_CHARS = 4000
 
 
-async def take_question(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+async def take_question(state: ChatState, runtime: Runtime[Context]) -> ChatState:
     """Set the retrieval question to the user's turn; chat mode caps the loop at its own rounds (default 3)."""
     ctx = context_of(runtime)
     question = last_request(state.get("messages", []))

@@ -2,23 +2,37 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
+
+from langgraph.store.base import BaseStore
 
 from z0_memory.config import NO_PROJECT, Context
 from z0_memory.errors import ConfigurationError
 
 if TYPE_CHECKING:
     from z0_memory.memory import ProjectMemory, Z0Memory
+    from z0_memory.stores.langgraph_store import Z0Store
 
 
-def context_of(runtime: Any) -> Context:
+class RunScope(Protocol):
+    """What the helpers below read from a run: LangGraph's ``Runtime`` (nodes, middleware hooks) and ``ToolRuntime``
+    (tools) both carry it. ``context`` is whatever the run was given (a Context, a dict from the API, or nothing)."""
+
+    @property
+    def context(self) -> object: ...
+
+    @property
+    def store(self) -> BaseStore | None: ...
+
+
+def context_of(runtime: RunScope) -> Context:
     """The call's Context: what the run's context names, then the operator's ``Z0_*`` run settings, then the defaults
     (a dict is validated into one; LangGraph builds an API run's JSON context as ``Context(**json)``).
 
     The project is never defaulted: a run with no context, or a context without a project (and no Z0_PROJECT),
     raises a ConfigurationError naming ``context=Context(project=...)``, instead of writing to a project nobody chose.
     """
-    ctx = getattr(runtime, "context", None)
+    ctx = runtime.context
     if ctx is None:
         ctx = Context.from_env()
     elif isinstance(ctx, dict):
@@ -33,10 +47,10 @@ def context_of(runtime: Any) -> Context:
     return ctx
 
 
-def _store_of(runtime: Any) -> Any:
+def z0_store(store: BaseStore | None) -> Z0Store:
+    """``store`` as z0-memory's store, with a clear error when a graph was compiled with another one (or none)."""
     from z0_memory.stores.langgraph_store import Z0Store
 
-    store = getattr(runtime, "store", None)
     if isinstance(store, Z0Store):
         return store
     raise ConfigurationError(
@@ -45,19 +59,19 @@ def _store_of(runtime: Any) -> Any:
     )
 
 
-def memory_of(runtime: Any) -> Z0Memory:
+def memory_of(runtime: RunScope) -> Z0Memory:
     """The Z0Memory behind the graph's store, with a clear error when the graph was compiled without one."""
-    return _store_of(runtime).memory
+    return z0_store(runtime.store).memory
 
 
-def scope_of(runtime: Any) -> tuple[Context, Z0Memory, ProjectMemory]:
+def scope_of(runtime: RunScope) -> tuple[Context, Z0Memory, ProjectMemory]:
     """The run's context, the memory, and the stores of the run's scope.
 
     A store bound to a scope (``memory.store(project)``) only serves runs in that scope: a run whose context names
     another project or user is refused, never served from the store's project.
     """
     ctx = context_of(runtime)
-    store = _store_of(runtime)
+    store = z0_store(runtime.store)
     bound = store.scope
     if bound is not None and (ctx.project, ctx.user_id) != (bound.project, bound.user_id):
         raise ConfigurationError(

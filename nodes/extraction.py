@@ -23,7 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
@@ -37,7 +39,8 @@ from z0_memory.offline.extractor import OFFLINE_EXTRACTOR_NAME, ExistingMemory, 
 from z0_memory.prompts import EXTRACTOR_SYSTEM, EXTRACTOR_USER
 from z0_memory.redaction import REDACTED, find_secrets, key_holds_secret, redact_secrets, scrub
 from z0_memory.rendering import strip_memory_blocks
-from z0_memory.schemas import Candidate, MemoryKey, Provenance
+from z0_memory.schemas import Candidate, MemoryKey, Provenance, WriteOutcome
+from z0_memory.state import ExtractionState
 from z0_memory.tokens import message_text
 from z0_memory.validation import check_messages
 from z0_memory.writes import gate_and_write
@@ -136,8 +139,8 @@ async def related_memories(pm: ProjectMemory, turn: Sequence[TurnMessage]) -> li
             for i, r in enumerate(items, 1)]
 
 
-async def _llm_candidates(model: Any, turn: Sequence[TurnMessage], related: Sequence[Related], settings: Settings,
-                          project: str, runnable: Any = None) -> list[Candidate]:
+async def _llm_candidates(model: BaseChatModel, turn: Sequence[TurnMessage], related: Sequence[Related],
+                          settings: Settings, project: str, runnable: Runnable | None = None) -> list[Candidate]:
     existing = "\n".join(f"{r.local_id}: {'(pending) ' if r.pending else ''}{r.content}" for r in related) or "(none)"
     prompt = EXTRACTOR_USER.format(project=project, existing=existing, turn=render_turn(turn))
     result = await invoke_structured(model, ExtractionResult, [SystemMessage(EXTRACTOR_SYSTEM), HumanMessage(prompt)],
@@ -178,7 +181,7 @@ def _on_key(candidate: Candidate, fact: Related) -> Candidate:
 
 
 async def write_candidates(pm: ProjectMemory, candidates: Sequence[Candidate], related: Sequence[Related], ctx: Context,
-                           provenance: Provenance, secrets: Sequence[str] = ()) -> list[dict[str, Any]]:
+                           provenance: Provenance, secrets: Sequence[str] = ()) -> list[WriteOutcome]:
     """Map each candidate's local ids to real rows and send it through the write gate.
 
     ``same_as`` a semantic memory confirms that row; ``same_as`` a fact puts the candidate on the fact's key (so
@@ -188,18 +191,18 @@ async def write_candidates(pm: ProjectMemory, candidates: Sequence[Candidate], r
     Unknown local ids are ignored.
     """
     by_id = {r.local_id: r for r in related}
-    outcomes: list[dict[str, Any]] = []
+    outcomes: list[WriteOutcome] = []
     message_ids = list(provenance.message_ids)
     for raw in candidates:
         candidate = _clean(raw, pm.scope.project, message_ids, secrets)
         if candidate is None:
-            outcomes.append({"action": "dropped", "reason": "empty or secret-valued candidate"})
+            outcomes.append(WriteOutcome(action="dropped", reason="empty or secret-valued candidate"))
             continue
         repeat = by_id.get(candidate.same_as) if candidate.same_as is not None else None
         if repeat is not None and repeat.memory_id and not candidate.key:
             count = await pm.semantic.confirm(repeat.memory_id)
-            outcomes.append({"action": "memory_confirmed", "target": repeat.memory_id, "content": repeat.content,
-                             "confidence": round(candidate.confidence, 3), "confirmations": count})
+            outcomes.append(WriteOutcome(action="memory_confirmed", target=repeat.memory_id, content=repeat.content,
+                                         confidence=round(candidate.confidence, 3), confirmations=count))
             continue
         pending_id = None
         if repeat is not None and repeat.is_fact and candidate.key != repeat.key:
@@ -219,15 +222,16 @@ async def write_candidates(pm: ProjectMemory, candidates: Sequence[Candidate], r
             outcome = await gate_and_write(pm, candidate, provenance, threshold=float(ctx.confidence_threshold),
                                            supersede_ids=supersede, pending_id=pending_id)
         except ValueError as exc:  # a candidate the stores refuse (bad key segment, empty value); others still count
-            outcomes.append({"action": "dropped", "reason": str(exc)[:200]})
+            outcomes.append(WriteOutcome(action="dropped", reason=str(exc)[:200]))
             continue
-        outcomes.append({"action": outcome.action, "target": outcome.target, "content": outcome.content,
-                         "confidence": round(outcome.confidence, 3), "previous": outcome.previous})
+        if outcome.confidence is not None:  # shown to 3 places
+            outcome = outcome.model_copy(update={"confidence": round(outcome.confidence, 3)})
+        outcomes.append(outcome)
     return outcomes
 
 
 async def extract_turn(pm: ProjectMemory, memory: Z0Memory, turn: Sequence[TurnMessage], ctx: Context,
-                       thread_id: str | None, secrets: Sequence[str] = ()) -> list[dict[str, Any]]:
+                       thread_id: str | None, secrets: Sequence[str] = ()) -> list[WriteOutcome]:
     """Extract and write one turn; raises ModelCallError when the model fails (the caller queues the turn).
 
     ``secrets``: the secret strings said in the turn (``turn_secrets``), scrubbed from every candidate.
@@ -235,7 +239,7 @@ async def extract_turn(pm: ProjectMemory, memory: Z0Memory, turn: Sequence[TurnM
     related = await related_memories(pm, turn)
     model = memory.providers.chat("extractor", ctx)
     message_ids = said_ids(turn)
-    ignored: list[dict[str, Any]] = []  # instructions to the assistant: never memories, reported in the outcome
+    ignored: list[WriteOutcome] = []  # instructions to the assistant: never memories, reported in the outcome
     if model is None:
         candidates = extract_candidates(turn, project=pm.scope.project, existing=related, ignored=ignored)
         extractor = OFFLINE_EXTRACTOR_NAME
@@ -249,7 +253,7 @@ async def extract_turn(pm: ProjectMemory, memory: Z0Memory, turn: Sequence[TurnM
     return ignored + await write_candidates(pm, candidates, related, ctx, provenance, secrets)
 
 
-async def extract(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+async def extract(state: ExtractionState, runtime: Runtime[Context]) -> ExtractionState:
     """Post-turn node: extract memories from the latest turn of ``messages``.
 
     Text PostgreSQL cannot store (a lone surrogate, NUL) is refused with an InvalidInputError before anything is
@@ -270,14 +274,14 @@ async def extract(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str,
     except ModelCallError as exc:
         error = redact_secrets(str(exc))
         queued = await queue_failed_turn(pm, turn, thread_id, error)
-        outcomes = [{"action": "queued_for_retry", "target": str(queued), "error": error,
-                     "reason": f"the extractor failed; queued for `z0-memory extraction retry`: {error}"}]
+        outcomes = [WriteOutcome(action="queued_for_retry", target=str(queued), error=error,
+                                 reason=f"the extractor failed; queued for `z0-memory extraction retry`: {error}")]
     await log_turn(pm, turn, thread_id, outcomes)
     return {"extraction": outcomes}
 
 
 async def log_turn(pm: ProjectMemory, turn: Sequence[TurnMessage], thread_id: str | None,
-                   outcomes: Sequence[dict[str, Any]]) -> None:
+                   outcomes: Sequence[WriteOutcome]) -> None:
     """Record what this turn's extraction did in the scope's extraction log (the memory inspector reads it)."""
     await pm.extraction_log.add(outcomes, thread_id=thread_id, message_ids=said_ids(turn),
                                 excerpt=" / ".join(m.text for m in turn if m.role == "user"))

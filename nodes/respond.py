@@ -11,7 +11,6 @@ assistant said.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from langchain_core.messages import (
     AIMessage,
@@ -28,6 +27,7 @@ from z0_memory.llm import ModelCallError, invoke_messages
 from z0_memory.prompts import CHAT_SYSTEM, OFFLINE_NOTE, RULES_HEADER
 from z0_memory.rendering import BLOCK_OPEN, escape, memory_block, quoted_block, strip_memory_blocks
 from z0_memory.schemas import Hit
+from z0_memory.state import ChatState
 from z0_memory.text import content_terms, stem
 from z0_memory.tokens import count_message_tokens, message_text
 
@@ -103,7 +103,7 @@ def trimmed_history(messages: Sequence[AnyMessage], budget: int) -> list[AnyMess
                          allow_partial=False)
 
 
-async def respond(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+async def respond(state: ChatState, runtime: Runtime[Context]) -> ChatState:
     """Chat mode: rules + injected memory block + the thread's recent history -> the model (or offline) answer."""
     ctx, memory, _ = scope_of(runtime)
     memories: list[Hit] = state.get("memories") or []

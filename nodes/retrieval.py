@@ -21,11 +21,14 @@ Rules the loop keeps (each visible in the trace):
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_core.runnables import Runnable
 from langgraph.runtime import Runtime
 
 from z0_memory.config import Context
@@ -40,7 +43,7 @@ from z0_memory.offline.rewriter import rewrite as offline_rewrite
 from z0_memory.offline.router import route as offline_route
 from z0_memory.prompts import JUDGE_SYSTEM, JUDGE_USER
 from z0_memory.rendering import render_evidence
-from z0_memory.schemas import STRATEGIES, Hit, RoundTrace, Verdict
+from z0_memory.schemas import STRATEGIES, FactVersion, Hit, RoundTrace, Verdict
 from z0_memory.state import RetrievalState
 from z0_memory.stores.recipes import RECIPES, SearchRequest, run_recipe
 from z0_memory.stores.search import rrf_fuse
@@ -83,8 +86,8 @@ def _question(state: RetrievalState) -> str:
     return question
 
 
-def route_decision(pm: ProjectMemory, question: str, facts: list[Any], *, include_history: bool = False,
-                   max_rounds: int) -> dict[str, Any]:
+def route_decision(pm: ProjectMemory, question: str, facts: Sequence[FactVersion], *, include_history: bool = False,
+                   max_rounds: int) -> RetrievalState:
     """The state a loop starts from: the router's pick of recipes for ``question`` and an empty history."""
     decision = offline_route(question, project=pm.scope.project,
                              known_categories=sorted({f.key.category for f in facts}),
@@ -100,7 +103,7 @@ def route_decision(pm: ProjectMemory, question: str, facts: list[Any], *, includ
     }
 
 
-async def route(state: RetrievalState, runtime: Runtime[Context]) -> dict[str, Any]:
+async def route(state: RetrievalState, runtime: Runtime[Context]) -> RetrievalState:
     """The gateway: pick KV exact / prefix / semantic / keyword / hybrid from the question."""
     ctx, _, pm = scope_of(runtime)
     question = _question(state)
@@ -108,7 +111,7 @@ async def route(state: RetrievalState, runtime: Runtime[Context]) -> dict[str, A
                           max_rounds=int(state.get("max_rounds") or ctx.max_rounds))
 
 
-async def run_round(pm: ProjectMemory, state: dict[str, Any], top_k: int) -> dict[str, Any]:
+async def run_round(pm: ProjectMemory, state: RetrievalState, top_k: int) -> RetrievalState:
     """One round: this round's recipes, then fusion with every earlier round's evidence; the state update."""
     started = datetime.now(UTC)
     t0 = time.perf_counter()
@@ -154,10 +157,10 @@ async def _recipe_or_keywords(pm: ProjectMemory, name: str, req: SearchRequest, 
         return await run_recipe(pm, KEYWORD_RECIPE, req)
 
 
-async def retrieve(state: RetrievalState, runtime: Runtime[Context]) -> dict[str, Any]:
+async def retrieve(state: RetrievalState, runtime: Runtime[Context]) -> RetrievalState:
     """Run this round's recipes, then fuse with every earlier round's evidence."""
     ctx, _, pm = scope_of(runtime)
-    return await run_round(pm, dict(state), int(ctx.top_k))
+    return await run_round(pm, state, int(ctx.top_k))
 
 
 async def first_round(pm: ProjectMemory, question: str, *, top_k: int = 10,
@@ -169,7 +172,8 @@ async def first_round(pm: ProjectMemory, question: str, *, top_k: int = 10,
     return (await run_round(pm, state, top_k))["memories"]
 
 
-async def _llm_verdict(model: Any, state: RetrievalState, settings: Settings, runnable: Any = None) -> Verdict:
+async def _llm_verdict(model: BaseChatModel, state: RetrievalState, settings: Settings,
+                       runnable: Runnable | None = None) -> Verdict:
     prompt = JUDGE_USER.format(
         question=state["question"], round=state["round"], max_rounds=state["max_rounds"],
         queries_tried="; ".join(state.get("queries_tried", [])),
@@ -179,7 +183,7 @@ async def _llm_verdict(model: Any, state: RetrievalState, settings: Settings, ru
                                    what="retrieval judge", runnable=runnable)
 
 
-async def evaluate(state: RetrievalState, runtime: Runtime[Context]) -> dict[str, Any]:
+async def evaluate(state: RetrievalState, runtime: Runtime[Context]) -> RetrievalState:
     """The sceptical judge: is the accumulated evidence enough? If not, what is missing and how to search next."""
     ctx, memory, _ = scope_of(runtime)
     t0 = time.perf_counter()
@@ -204,7 +208,7 @@ async def evaluate(state: RetrievalState, runtime: Runtime[Context]) -> dict[str
         stop, action = "max_rounds", f"stop: {state['max_rounds']} round(s) reached, returning the best evidence"
     else:
         stop, action = "", "rewrite the query and search again"
-    update: dict[str, Any] = {}
+    update: RetrievalState = {}
     if stop and ctx.rerank:  # once per question: the evidence the loop hands back, not every round's
         update["memories"] = offline_rerank(state["question"], hits)
     trace = list(state.get("trace", []))
@@ -224,17 +228,17 @@ async def after_evaluate(state: RetrievalState) -> str:
     return "done" if state.get("stop_reason") else "rewrite"
 
 
-async def rewrite(state: RetrievalState, runtime: Runtime[Context]) -> dict[str, Any]:
+async def rewrite(state: RetrievalState, runtime: Runtime[Context]) -> RetrievalState:
     """Turn the judge's feedback into the next round's query and strategies (never a query already run)."""
     verdict = state["verdict"] or Verdict(sufficient=False)
     query, strategies, why = offline_rewrite(
         state["question"], verdict, queries_tried=state.get("queries_tried", []),
         last_strategies=state.get("strategies", []), hits=state.get("memories", []),
     )
-    strategies = [s for s in strategies if s in STRATEGIES] or ["hybrid"]
+    chosen: list[str] = [s for s in strategies if s in STRATEGIES] or ["hybrid"]
     trace = list(state.get("trace", []))
     trace[-1] = trace[-1].model_copy(update={"next_action": f"{trace[-1].next_action}: {why}"})
     key = state.get("key")
-    if "kv_exact" in strategies and verdict.next_query and verdict.next_query.count(":") == 2:
+    if "kv_exact" in chosen and verdict.next_query and verdict.next_query.count(":") == 2:
         key = verdict.next_query
-    return {"query": query, "strategies": strategies, "key": key, "trace": trace}
+    return {"query": query, "strategies": chosen, "key": key, "trace": trace}

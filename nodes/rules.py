@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from langgraph.runtime import Runtime
 
 from z0_memory.config import Context
 from z0_memory.nodes.common import context_of, memory_of
+from z0_memory.state import SessionState
 from z0_memory.stores.rules import aload_rules
 from z0_memory.validation import check_messages
 
 
-async def load_rules(state: dict[str, Any], runtime: Runtime[Context]) -> dict[str, Any]:
+async def load_rules(state: SessionState, runtime: Runtime[Context]) -> SessionState:
     """Read the rules files once per thread (a session); edit the files and start a new thread to change them.
 
     The files are read in a worker thread, never on the event loop. A rules problem (missing root, a file too large,

@@ -19,7 +19,8 @@ import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+
+import psycopg
 
 from z0_memory.stores.database import statement
 from z0_memory.stores.memory_rows import COLUMNS, PERIOD_SQL, SCOPE_SQL
@@ -228,14 +229,14 @@ def bm25_params(scope: Scope, query: str, include_history: bool, pool: int,
 Fetch = Callable[[str, dict], Awaitable[list[dict]]]
 
 
-def on_connection(conn: Any) -> Fetch:
+def on_connection(conn: psycopg.AsyncConnection) -> Fetch:
     """Run statements on ``conn`` (inside the caller's transaction)."""
     async def fetch(sql: str, params: dict) -> list[dict]:
         return await (await conn.execute(sql, params)).fetchall()
     return fetch
 
 
-async def plan_on(conn: Any, params: dict) -> Bm25Plan | None:
+async def plan_on(conn: psycopg.AsyncConnection, params: dict) -> Bm25Plan | None:
     return await plan_with(on_connection(conn), params)
 
 

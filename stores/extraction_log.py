@@ -1,9 +1,9 @@
 """The extraction log of one scope: per extracted turn, what the extraction node did with each candidate.
 
 One row per turn, written by the extraction node after its writes: the thread, the ids of the turn's messages, a
-short (already redacted) excerpt of what was said, and the outcomes (``[{action, target, content, confidence,
-previous, reason}]``: a fact written or superseded, a memory confirmed, a candidate held pending, one dropped and
-why, or the turn queued for retry). The memory inspector reads it to say, per turn, what was written, confirmed,
+short (already redacted) excerpt of what was said, and the outcomes (``WriteOutcome``s, stored as JSON without
+their empty fields: a fact written or superseded, a memory confirmed, a candidate held pending, one dropped and why,
+or the turn queued for retry). The memory inspector reads it to say, per turn, what was written, confirmed,
 held pending or ignored. Rows are deleted with the scope (``ProjectMemory.forget_everything``).
 """
 
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from z0_memory.schemas import WriteOutcome
 from z0_memory.stores.database import Database
 from z0_memory.stores.scope import Scope
 
@@ -66,21 +67,21 @@ class LogEntry:
     thread_id: str | None
     message_ids: list[str]
     excerpt: str
-    outcomes: list[dict[str, Any]]
+    outcomes: list[WriteOutcome]
     created_at: datetime
 
     def counts(self) -> dict[str, int]:
         """Outcomes per group (written, confirmed, pending, ignored)."""
         out = {"written": 0, "confirmed": 0, "pending": 0, "ignored": 0}
         for outcome in self.outcomes:
-            out[outcome_group(str(outcome.get("action", "")))] += 1
+            out[outcome_group(outcome.action)] += 1
         return out
 
 
 def _entry(row: dict[str, Any]) -> LogEntry:
     outcomes = row["outcomes"] if isinstance(row["outcomes"], list) else json.loads(row["outcomes"])
-    return LogEntry(row["id"], row["thread_id"], list(row["message_ids"] or []), row["excerpt"], outcomes,
-                    row["created_at"])
+    return LogEntry(row["id"], row["thread_id"], list(row["message_ids"] or []), row["excerpt"],
+                    [WriteOutcome.model_validate(o) for o in outcomes], row["created_at"])
 
 
 class ExtractionLog:
@@ -90,14 +91,16 @@ class ExtractionLog:
         self.db = db
         self.scope = scope
 
-    async def add(self, outcomes: Sequence[dict[str, Any]], *, thread_id: str | None = None,
+    async def add(self, outcomes: Sequence[WriteOutcome], *, thread_id: str | None = None,
                   message_ids: Sequence[str] = (), excerpt: str = "") -> int:
         """Record one turn's outcomes (an empty list: the turn gave nothing to remember)."""
-        rows = list(outcomes) or [{"action": "nothing", "reason": "the extractor found nothing worth remembering"}]
+        rows = list(outcomes) or [WriteOutcome(action="nothing",
+                                               reason="the extractor found nothing worth remembering")]
+        stored = json.dumps([o.model_dump(mode="json", exclude_none=True) for o in rows])
         async with self.db.connection(self.scope) as conn:
             row = await (await conn.execute(INSERT_SQL, {
                 **self.scope.params, "thread": thread_id, "message_ids": list(message_ids),
-                "excerpt": excerpt[:EXCERPT_CHARS], "outcomes": json.dumps(rows, default=str)})).fetchone()
+                "excerpt": excerpt[:EXCERPT_CHARS], "outcomes": stored})).fetchone()
         return int(row["id"])
 
     async def recent(self, limit: int = RECENT_LIMIT, *, since: datetime | None = None) -> list[LogEntry]:

@@ -10,6 +10,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg
+
 from z0_memory.stores.database import Database
 from z0_memory.stores.scope import Scope
 
@@ -32,7 +34,7 @@ class QueuedTurn:
     id: int
     thread_id: str | None
     messages: list[dict[str, Any]]
-    _conn: Any
+    _conn: psycopg.AsyncConnection
 
     async def done(self) -> None:
         await self._conn.execute(_DONE_SQL, {"id": self.id})

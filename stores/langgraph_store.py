@@ -40,7 +40,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from langgraph.store.base import (
     NOT_PROVIDED,
@@ -63,6 +63,8 @@ from z0_memory.validation import check_value
 
 if TYPE_CHECKING:
     from z0_memory.memory import ProjectMemory, Z0Memory
+
+ItemT = TypeVar("ItemT", bound=Item)  # what a fact is shown as: an Item, or a SearchItem with its score
 
 
 def _item_value(fact: FactVersion) -> dict[str, Any]:
@@ -263,7 +265,7 @@ class Z0Store(BaseStore):
     # ---- shapes --------------------------------------------------------------------------------------------------
 
     @staticmethod
-    def _fact_item(fact: FactVersion, cls: type, score: float | None = None) -> Any:
+    def _fact_item(fact: FactVersion, cls: type[ItemT], score: float | None = None) -> ItemT:
         extra = {"score": score} if cls is SearchItem else {}
         return cls(value=_item_value(fact), key=fact.key.entity, namespace=(fact.key.project, fact.key.category),
                    created_at=fact.valid_from, updated_at=fact.valid_from, **extra)

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 import asyncio
 import logging
-from typing import Any
 
 import psycopg
 from langchain_postgres import Column
@@ -485,7 +484,7 @@ def check_embedding(stored: EmbeddingSpec | None, configured: EmbeddingSpec) -> 
     )
 
 
-async def _take_setup_lock(conn: Any, timeout: float) -> None:
+async def _take_setup_lock(conn: psycopg.AsyncConnection, timeout: float) -> None:
     """The session-level set-up lock, taken by polling rather than by a blocking ``pg_advisory_lock``.
 
     A process blocked inside ``pg_advisory_lock`` sits in an open transaction, and the process holding the lock runs
@@ -506,7 +505,7 @@ async def _take_setup_lock(conn: Any, timeout: float) -> None:
         await asyncio.sleep(SETUP_LOCK_POLL_S)
 
 
-async def _applied(conn: Any) -> set[int]:
+async def _applied(conn: psycopg.AsyncConnection) -> set[int]:
     exists = await (await conn.execute("SELECT to_regclass('z0_schema_version') AS t")).fetchone()
     if exists["t"] is None:
         return set()
@@ -518,11 +517,11 @@ CREATE_VECTOR_SQL = "CREATE EXTENSION IF NOT EXISTS vector"
 WHO_SQL = "SELECT current_user AS role, current_database() AS db, current_schema() AS schema"
 
 
-async def _who(conn: Any) -> dict[str, str]:
+async def _who(conn: psycopg.AsyncConnection) -> dict[str, str]:
     return await (await conn.execute(WHO_SQL)).fetchone()
 
 
-async def _create_vector_extension(conn: Any) -> None:
+async def _create_vector_extension(conn: psycopg.AsyncConnection) -> None:
     """pgvector, created when missing; a role without the right gets one line saying what a superuser must run."""
     if await (await conn.execute(VECTOR_EXISTS_SQL)).fetchone():
         return  # present: no CREATE EXTENSION (which needs rights even with IF NOT EXISTS on some servers)
@@ -542,7 +541,7 @@ async def _create_vector_extension(conn: Any) -> None:
             f"vector;` in database {who['db']}") from None
 
 
-async def _no_rights_error(conn: Any, exc: psycopg.Error) -> DatabaseError:
+async def _no_rights_error(conn: psycopg.AsyncConnection, exc: psycopg.Error) -> DatabaseError:
     who = await _who(conn)
     return DatabaseError(
         f"role {who['role']} may not create z0-memory's tables in database {who['db']} "

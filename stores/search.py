@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+import psycopg
+
 from langchain_core.embeddings import Embeddings
 
 from z0_memory.redaction import redact_secrets
@@ -134,7 +136,7 @@ class SearchEngine:
 
     async def bm25(self, query: str, k: int, *, include_history: bool = False, pool: int = BM25_POOL,
                    since: datetime | None = None, until: datetime | None = None, category: str | None = None,
-                   conn: Any = None) -> list[Hit]:
+                   conn: psycopg.AsyncConnection | None = None) -> list[Hit]:
         """BM25 over the full-text index (``stores.bm25``), in two statements: plan, then candidates and scores.
         ``conn``: run on a connection the caller holds (inside its transaction) instead of a pooled one."""
         rows = await bm25_rows(self._fetch if conn is None else on_connection(conn), self.scope, BM25_SQL, query, k,

@@ -21,10 +21,12 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import psycopg
+from langchain_core.documents import Document
 from langchain_core.embeddings import Embeddings
+from langchain_core.vectorstores import VectorStoreRetriever
 
 from z0_memory.stores.database import Database
 from z0_memory.stores.memory_rows import COLUMNS, record
@@ -35,6 +37,9 @@ from z0_memory.stores.vectors import VectorParam
 from z0_memory.errors import DatabaseError, InvalidKeyError
 from z0_memory.schemas import Hit, MemoryKind, MemoryRecord, reject_nul, validate_segment
 from z0_memory.validation import check_metadata
+
+if TYPE_CHECKING:
+    from langchain_postgres import PGVectorStore
 
 log = logging.getLogger(__name__)
 
@@ -137,7 +142,7 @@ def row_params(
 
 
 async def insert_row(
-    conn: Any, scope: Scope, memory: NewMemory, embedding: Sequence[float], *,
+    conn: psycopg.AsyncConnection, scope: Scope, memory: NewMemory, embedding: Sequence[float], *,
     fact_key: str | None = None, fact_version: int | None = None, superseded_at: datetime | None = None,
 ) -> str:
     """Insert one row (inside the caller's transaction when it has one); return its id."""
@@ -150,7 +155,7 @@ async def insert_row(
 class ScopedVectorStore:
     """A ``PGVectorStore`` limited to one scope: every search gets the scope's filter (current memories only)."""
 
-    def __init__(self, store: Any, scope: Scope) -> None:
+    def __init__(self, store: PGVectorStore, scope: Scope) -> None:
         self._store = store
         self._scope_filter = {"$and": [{"project": {"$eq": scope.project}}, {"user_id": {"$eq": scope.user_id}},
                                        {"superseded_at": {"$exists": False}}]}
@@ -160,13 +165,14 @@ class ScopedVectorStore:
         kwargs["filter"] = {"$and": [self._scope_filter, given]} if given else self._scope_filter
         return kwargs
 
-    async def asimilarity_search(self, query: str, k: int = 4, **kwargs: Any) -> list[Any]:
+    async def asimilarity_search(self, query: str, k: int = 4, **kwargs: Any) -> list[Document]:
         return await self._store.asimilarity_search(query, k=k, **self._scoped(kwargs))
 
-    async def asimilarity_search_with_score(self, query: str, k: int = 4, **kwargs: Any) -> list[Any]:
+    async def asimilarity_search_with_score(self, query: str, k: int = 4,
+                                            **kwargs: Any) -> list[tuple[Document, float]]:
         return await self._store.asimilarity_search_with_score(query, k=k, **self._scoped(kwargs))
 
-    def as_retriever(self, **kwargs: Any) -> Any:
+    def as_retriever(self, **kwargs: Any) -> VectorStoreRetriever:
         search_kwargs = self._scoped(dict(kwargs.pop("search_kwargs", {}) or {}))
         return self._store.as_retriever(search_kwargs=search_kwargs, **kwargs)
 
@@ -174,14 +180,14 @@ class ScopedVectorStore:
 class SemanticStore:
     """Semantic memory of one scope."""
 
-    def __init__(self, db: Database, scope: Scope, embeddings: Embeddings, vectorstore: Any) -> None:
+    def __init__(self, db: Database, scope: Scope, embeddings: Embeddings, vectorstore: PGVectorStore) -> None:
         self.db = db
         self.scope = scope
         self.embeddings = embeddings
         self.vectorstore = vectorstore
         self.search_engine = SearchEngine(db, scope, embeddings)
 
-    def as_vectorstore(self) -> Any:
+    def as_vectorstore(self) -> ScopedVectorStore:
         """This scope's memories as a LangChain ``VectorStore`` (langchain-postgres' ``PGVectorStore`` over the same
         table, filtered to the scope): ``similarity_search``, ``as_retriever()``. z0-memory's own searches run on
         :attr:`search_engine`."""
@@ -327,7 +333,7 @@ class SemanticStore:
         async with self.db.connection(self.scope) as conn:
             return await self._confirm(conn, memory_id)
 
-    async def _confirm(self, conn: Any, memory_id: str) -> int:
+    async def _confirm(self, conn: psycopg.AsyncConnection, memory_id: str) -> int:
         row = await (await conn.execute(
             f"UPDATE {SEMANTIC_TABLE} SET metadata = (coalesce(metadata::jsonb, '{{}}'::jsonb) || "
             "jsonb_build_object('confirmations', coalesce((metadata::jsonb ->> 'confirmations')::int, 1) + 1))::json "

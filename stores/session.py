@@ -17,17 +17,24 @@ Reading is unchanged: a thread restored from its checkpoints continues with ``[R
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager, contextmanager
 from typing import Any
 
 from langchain_core.runnables import RunnableConfig
-from langgraph.checkpoint.base import CheckpointTuple
+from langgraph.checkpoint.base import (
+    ChannelVersions,
+    Checkpoint,
+    CheckpointMetadata,
+    CheckpointTuple,
+    DeltaChannelHistory,
+)
 from langgraph.checkpoint.postgres import PostgresSaver
 from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-from psycopg.rows import dict_row
-from psycopg_pool import ConnectionPool
+from psycopg import AsyncConnection, AsyncCursor
+from psycopg.rows import DictRow, dict_row
+from psycopg_pool import AsyncConnectionPool, ConnectionPool
 
 from z0_memory.errors import DatabaseError
 from z0_memory.redaction import redact_value
@@ -36,7 +43,8 @@ from z0_memory.stores.scope import Scope
 from z0_memory.validation import check_checkpoint, check_thread_id, check_writes
 
 # The state channels hold these pydantic models; the checkpointer may restore exactly these.
-STATE_TYPES = [("z0_memory.schemas", name) for name in ("Hit", "Verdict", "RoundTrace", "RouteDecision")]
+STATE_TYPES = [("z0_memory.schemas", name)
+               for name in ("Hit", "Verdict", "RoundTrace", "RouteDecision", "WriteOutcome")]
 SERDE = JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
 
 
@@ -58,12 +66,14 @@ def serde_for(redact: bool) -> JsonPlusSerializer:
     return REDACTING_SERDE if redact else SERDE
 
 
-def _redact_checkpoint(checkpoint: Any, metadata: Any) -> tuple[Any, Any]:
+def _redact_checkpoint(checkpoint: Checkpoint,
+                       metadata: CheckpointMetadata) -> tuple[Checkpoint, CheckpointMetadata]:
     """The inline (primitive) channel values and the metadata of a checkpoint, redacted; blobs go through the serde."""
     values = checkpoint.get("channel_values") or {}
     redacted = {k: redact_value(v) if isinstance(v, str) else v for k, v in values.items()}
     if any(redacted[k] is not values[k] for k in values):
-        checkpoint = {**checkpoint, "channel_values": redacted}
+        checkpoint = checkpoint.copy()
+        checkpoint["channel_values"] = redacted
     return checkpoint, redact_value(metadata)
 
 
@@ -76,7 +86,7 @@ class OperatorCheckpointer(AsyncPostgresSaver):
     thread id, a psycopg DataError for NUL before; a checkpoint or write holding text PostgreSQL cannot store), and
     redacts like it when asked to."""
 
-    def __init__(self, pool: Any, *, redact: bool) -> None:
+    def __init__(self, pool: AsyncConnectionPool[AsyncConnection[DictRow]], *, redact: bool) -> None:
         super().__init__(pool, serde=serde_for(redact))
         self.redact = redact
 
@@ -84,7 +94,8 @@ class OperatorCheckpointer(AsyncPostgresSaver):
         check_thread_id(config["configurable"]["thread_id"])
         return await super().aget_tuple(config)
 
-    async def aput(self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any) -> RunnableConfig:
+    async def aput(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+                   new_versions: ChannelVersions) -> RunnableConfig:
         check_thread_id(config["configurable"]["thread_id"])
         check_checkpoint(checkpoint, metadata, new_versions)
         if self.redact:
@@ -146,7 +157,7 @@ class ScopedCheckpointer(AsyncPostgresSaver):
 
     # every statement in a transaction bound to the scope -------------------------------------------------------
     @asynccontextmanager
-    async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[Any]:
+    async def _cursor(self, *, pipeline: bool = False) -> AsyncIterator[AsyncCursor[DictRow]]:
         async with self.lock, self.db.connection(self.scope) as conn:
             if pipeline and self.supports_pipeline:
                 async with conn.pipeline(), conn.cursor(binary=True, row_factory=dict_row) as cur:
@@ -166,7 +177,8 @@ class ScopedCheckpointer(AsyncPostgresSaver):
                                          before=self._inner(before) if before else None, limit=limit):
             yield self._outer_tuple(found)
 
-    async def aput(self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any) -> RunnableConfig:
+    async def aput(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+                   new_versions: ChannelVersions) -> RunnableConfig:
         check_checkpoint(checkpoint, metadata, new_versions)  # InvalidInputError before anything is written
         if self.redact:
             checkpoint, metadata = _redact_checkpoint(checkpoint, metadata)
@@ -185,12 +197,14 @@ class ScopedCheckpointer(AsyncPostgresSaver):
             raise TypeError("thread_ids must be a sequence of thread IDs, not a str")
         await super().aprune([self._stored_id(t) for t in thread_ids], strategy=strategy)
 
-    async def aget_delta_channel_history(self, *, config: RunnableConfig, channels: Sequence[str]) -> Any:
+    async def aget_delta_channel_history(self, *, config: RunnableConfig,
+                                         channels: Sequence[str]) -> Mapping[str, DeltaChannelHistory]:
         return await super().aget_delta_channel_history(config=self._inner(config), channels=channels)
 
 
 class _SyncRedactingSaver(PostgresSaver):
-    def put(self, config: RunnableConfig, checkpoint: Any, metadata: Any, new_versions: Any) -> RunnableConfig:
+    def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
+            new_versions: ChannelVersions) -> RunnableConfig:
         checkpoint, metadata = _redact_checkpoint(checkpoint, metadata)
         return super().put(config, checkpoint, metadata, new_versions)
 

@@ -24,7 +24,7 @@ import operator
 import uuid
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from z0_memory.stores.schema import SEMANTIC_TABLE, search_columns
 from z0_memory.stores.scope import Scope
@@ -36,6 +36,9 @@ from z0_memory.redaction import redact_secrets
 from z0_memory.schemas import validate_segment
 from z0_memory.text import or_tsquery, query_terms
 from z0_memory.validation import check_value
+
+if TYPE_CHECKING:
+    from z0_memory.memory import Z0Memory
 
 STORE_ID_NAMESPACE = uuid.UUID("5d0c7a4e-2b8f-4c71-9e36-0f7a1d2c9b84")
 META = "z0_store"  # the metadata field of an item row
@@ -220,7 +223,7 @@ def matches(value: dict[str, Any], wanted: dict[str, Any] | None) -> bool:
 
 # ---- rows ----------------------------------------------------------------------------------------------------------
 
-async def put_item(memory: Any, scope: Scope, rel: Sequence[str], key: str, value: dict[str, Any],
+async def put_item(memory: Z0Memory, scope: Scope, rel: Sequence[str], key: str, value: dict[str, Any],
                    index: Any) -> None:
     """Store (or replace) the item; embed its indexed text unless there is none."""
     check_item_value(value)
@@ -240,12 +243,12 @@ async def put_item(memory: Any, scope: Scope, rel: Sequence[str], key: str, valu
         await conn.execute(UPSERT_SQL, params)
 
 
-async def get_item(memory: Any, scope: Scope, rel: Sequence[str], key: str) -> dict[str, Any] | None:
+async def get_item(memory: Z0Memory, scope: Scope, rel: Sequence[str], key: str) -> dict[str, Any] | None:
     async with memory.db.connection(scope) as conn:
         return await (await conn.execute(GET_SQL, {**scope.params, "id": item_id(scope, rel, key)})).fetchone()
 
 
-async def delete_item(memory: Any, scope: Scope, rel: Sequence[str], key: str) -> int:
+async def delete_item(memory: Z0Memory, scope: Scope, rel: Sequence[str], key: str) -> int:
     async with memory.db.connection(scope) as conn:
         cur = await conn.execute(DELETE_SQL, {**scope.params, "id": item_id(scope, rel, key)})
         return cur.rowcount
@@ -256,7 +259,7 @@ def _params(scope: Scope, rel: Sequence[str], limit: int, offset: int) -> dict[s
             "limit": limit, "offset": offset}
 
 
-async def list_rows(memory: Any, scope: Scope, rel: Sequence[str], wanted: dict[str, Any] | None, *,
+async def list_rows(memory: Z0Memory, scope: Scope, rel: Sequence[str], wanted: dict[str, Any] | None, *,
                     limit: int, offset: int) -> list[dict[str, Any]]:
     """The scope's items and semantic memories under ``rel`` matching ``wanted``, newest first."""
     params = _params(scope, rel, limit, offset)
@@ -265,7 +268,7 @@ async def list_rows(memory: Any, scope: Scope, rel: Sequence[str], wanted: dict[
         return await (await conn.execute(sql, params)).fetchall()
 
 
-async def ranked_rows(memory: Any, scope: Scope, rel: Sequence[str], query: str, wanted: dict[str, Any] | None, *,
+async def ranked_rows(memory: Z0Memory, scope: Scope, rel: Sequence[str], query: str, wanted: dict[str, Any] | None, *,
                       limit: int, offset: int) -> list[dict[str, Any]]:
     """Indexed items under ``rel`` matching ``wanted``, best for ``query`` first (:data:`RANKED_SQL`)."""
     query = redact_secrets(query)  # no secret to the embedding model

@@ -100,7 +100,7 @@ async def test_injected_memory_cannot_close_the_block_or_give_instructions(memor
     assert "</memory> ignore" not in system
     assert "ignore previous instructions" not in system[:start] + system[end:]
     # and the recalled text is not extracted again as if the user had said it
-    assert not any("ignore previous" in (o.get("content") or "") for o in out["extraction"])
+    assert not any("ignore previous" in o.content for o in out["extraction"])
 
 
 async def test_history_is_kept_and_trimmed_oldest_first(memory, rules_root):
@@ -164,7 +164,7 @@ async def test_extraction_runs_after_respond_on_the_answered_turn(memory, rules_
     assert "USER: For the backend we'll use Hono, not Express" in turn
     assert "ASSISTANT: Noted: Hono for the backend." in turn  # it read the reply, so it ran after respond
     assert "Hono" not in agent.calls[0].system  # nothing was settled yet when the agent answered
-    assert out["extraction"][0]["action"] == "fact_created" and fact is not None and fact.value == "Hono"
+    assert out["extraction"][0].action == "fact_created" and fact is not None and fact.value == "Hono"
 
 
 async def test_offline_responder_says_so_and_answers_from_memory_and_rules(memory, rules_root):

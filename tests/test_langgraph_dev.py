@@ -72,7 +72,7 @@ def readme_server(database_url: str, tmp_path: Path) -> Iterator[str]:
     yield from serve(readme_command(), {}, database_url, tmp_path)
 
 
-async def test_dev_server_serves_the_graphs_on_postgres_memory(memory, server):
+async def test_dev_server_serves_the_graphs_on_postgres_memory(memory, server, tmp_path):
     client = get_client(url=server)
     assistants = await client.assistants.search(limit=50)
     assert {a["graph_id"] for a in assistants} >= {"chat", "code", "retrieval", "extraction"}
@@ -95,6 +95,14 @@ async def test_dev_server_serves_the_graphs_on_postgres_memory(memory, server):
     fact = await memory.scope(PROJECT).facts.get(f"{PROJECT}:stack:backend_framework")
     assert fact is not None and fact.value == "Hono"
     assert fact.provenance.thread_id == thread["thread_id"]
+    # the extraction channel (WriteOutcomes) as JSON: in the run's output, and read back from the server's Postgres
+    # checkpoints (restored by the checkpointer's allowlist, so the server logs no blocked or unregistered type)
+    assert {"action", "target", "content", "confidence"} <= set(first["extraction"][0])
+    history = await client.threads.get_history(thread["thread_id"], limit=50)
+    stored = [s["values"]["extraction"] for s in history if s["values"].get("extraction")]
+    assert stored and stored[-1] == first["extraction"]
+    log = (tmp_path / "server.log").read_text(errors="replace")
+    assert "z0_memory.schemas" not in log, log[-2000:]
 
     drawing = await client.assistants.get_graph("chat", xray=True)
     ids = {n["id"] for n in drawing["nodes"]}

@@ -38,7 +38,7 @@ async def test_chat_mode_injects_what_an_earlier_thread_settled(memory):
     ctx = Context(project="acme")
 
     first = await agent.ainvoke({"messages": [("user", DECISION)]}, thread(), context=ctx)
-    assert [o["action"] for o in first["extraction"]] == ["fact_created"]
+    assert [o.action for o in first["extraction"]] == ["fact_created"]
     fact = await memory.scope("acme").facts.get(KEY)
     assert fact.value == "Hono" and fact.provenance.thread_id  # written with the run's thread as provenance
 
@@ -68,7 +68,7 @@ async def test_code_mode_recalls_through_its_tools_across_threads(memory):
     ctx = Context(project="acme")
 
     first = await agent.ainvoke({"messages": [("user", DECISION)]}, thread(), context=ctx)
-    assert [o["action"] for o in first["extraction"]] == ["fact_created"]
+    assert [o.action for o in first["extraction"]] == ["fact_created"]
     second = await agent.ainvoke({"messages": [("user", QUESTION)]}, thread(), context=ctx)
     assert second["messages"][-1].content == "From memory: Hono."
     tool_message = next(m for m in second["messages"] if isinstance(m, ToolMessage))

@@ -250,7 +250,7 @@ async def test_a_chat_turn_runs_responder_judge_and_extractor_over_the_wire(wire
     assert USER_TURN in json.dumps(extraction.body["messages"])  # the extractor was shown the turn
     assert fact is not None and fact.value == "Valkey"
     assert fact.provenance.extractor == f"llm/{spec.split('/', 1)[1]}"
-    assert [o["action"] for o in out["extraction"]] != ["queued_for_retry"]
+    assert [o.action for o in out["extraction"]] != ["queued_for_retry"]
 
 
 # --- embeddings -------------------------------------------------------------------------------------------------

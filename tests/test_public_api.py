@@ -67,11 +67,11 @@ async def test_add_extracts_every_user_turn_in_order_with_the_assistant_before_i
     acme = memory.scope("acme")
     added = await acme.add(CONVERSATION)
     assert (added.turns, added.skipped) == (4, 0)
-    assert [(o["action"], o["target"]) for o in added.extraction] == [
+    assert [(o.action, o.target) for o in added.extraction] == [
         ("fact_created", "acme:stack:backend_framework"),
         ("fact_created", "acme:database:cache"),  # "yes, let's do that" accepts the assistant's proposal before it
         ("fact_created", "acme:preference:package_manager"),
-        ("pending_created", added.extraction[3]["target"]),
+        ("pending_created", added.extraction[3].target),
     ]
     fact = await acme.get("stack:backend_framework")
     assert fact.value == "Hono" and fact.provenance.message_ids  # stable ids were given to id-less messages

@@ -88,7 +88,7 @@ async def test_odd_messages_through_every_graph(fast_memory, fast_database, tmp_
     assert isinstance(out["messages"][-1], AIMessage) and not out["messages"][-1].tool_calls
     out = await extraction_builder.compile(store=store).ainvoke(
         {"messages": [HumanMessage(text), AIMessage("Noted.")]}, context=chat_ctx)
-    assert all(o["action"] != "queued_for_retry" for o in out["extraction"])
+    assert all(o.action != "queued_for_retry" for o in out["extraction"])
     if not text.strip():
         assert out["extraction"] == [] and await counts(fast_memory) == before
     async with fast_memory.db.connection() as conn:  # whatever was stored is clean text
@@ -348,7 +348,7 @@ async def test_the_extraction_graph_alone_refuses_a_lone_surrogate_and_takes_a_n
     assert await counts(fast_memory) == before
     out = await graph.ainvoke({"messages": [HumanMessage("We decided to use Valkey for the cache.")]},
                               {"configurable": {"thread_id": 42}}, context=ctx)
-    assert [o["action"] for o in out["extraction"]] == ["fact_created"], out["extraction"]
+    assert [o.action for o in out["extraction"]] == ["fact_created"], out["extraction"]
     fact = await fast_memory.scope("acme").facts.get("acme:database:cache")
     assert fact.value == "Valkey" and fact.provenance.thread_id == "42"
     record("bad_input.extraction_graph", operations=1, bad_inputs=2)

@@ -128,7 +128,7 @@ async def test_model_faults_retry_with_backoff_then_degrade_and_the_turn_complet
         assert_backoff(starts(models["agent"]), attempts, settings.model_timeout_s)
         assert reply.startswith(OFFLINE_NOTE) and "The model failed" in reply
     [queued] = out["extraction"]
-    assert queued["action"] == "queued_for_retry" and "after 3 attempt(s)" in queued["error"]
+    assert queued.action == "queued_for_retry" and "after 3 attempt(s)" in queued.error
 
     pm = fast_memory.scope("acme")
     async with fast_memory.db.connection() as conn:

@@ -92,7 +92,7 @@ async def test_secrets_in_turns_never_reach_any_stored_column(fast_memory, fast_
         async with Z0Memory(msettings, chat_models={"extractor": extractor}) as memory:
             out = await extraction_builder.compile(store=memory.store("acme")).ainvoke(
                 {"messages": [HumanMessage(" ".join(TURNS))]}, context=mctx)
-        assert any(o["action"] == "queued_for_retry" for o in out["extraction"]) == queued
+        assert any(o.action == "queued_for_retry" for o in out["extraction"]) == queued
 
     dumped = await dump_everything(fast_memory)
     assert leaks(dumped) == []
@@ -210,7 +210,7 @@ async def test_a_token_in_a_candidate_key_is_scrubbed(fast_memory, fast_database
     assert token not in dumped and MISSED["npm"] not in dumped
     assert all(token not in str(f.key) for f in facts)
     assert "GitHub Actions" in await dump_everything(fast_memory)  # kept (long-term memory), without the token as key
-    assert [o["action"] for o in out["extraction"]][1] == "dropped"  # a fact whose value is a secret is not stored
+    assert [o.action for o in out["extraction"]][1] == "dropped"  # a fact whose value is a secret is not stored
 
     # the write gate itself, whoever calls it: a key holding a token is never stored as a key
     pm = fast_memory.scope("acme")

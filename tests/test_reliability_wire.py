@@ -132,7 +132,7 @@ async def test_a_wire_fault_degrades_the_turn_then_the_next_turn_and_the_retry_w
         else:
             assert reply == GOOD_REPLY
         [queued] = out["extraction"]
-        assert queued["action"] == "queued_for_retry" and "memory extractor" in queued["error"]
+        assert queued.action == "queued_for_retry" and "memory extractor" in queued.error
         [row] = await queued_rows(memory)
         assert USER_TURN in json.dumps(row["messages"])  # the turn is kept, not lost
         assert await memory.scope("acme").facts.list() == []
@@ -143,7 +143,7 @@ async def test_a_wire_fault_degrades_the_turn_then_the_next_turn_and_the_retry_w
             starts = attempts_of(wire, kind)
             if fault == "timeout":  # under load an attempt can time out before its request reaches the server
                 assert 1 <= len(starts) <= expected and "timed out after 3 attempt(s)" in (
-                    round_.error if kind == "Verdict" else queued["error"])
+                    round_.error if kind == "Verdict" else queued.error)
             else:
                 assert len(starts) == expected, (kind, len(starts))
             if fault == "http_429":  # Retry-After: 1 was honoured, not the 0.2 s / 0.4 s backoff
@@ -160,7 +160,7 @@ async def test_a_wire_fault_degrades_the_turn_then_the_next_turn_and_the_retry_w
         out2 = await run_turn(graph, "Which cache do we use?", cfg, ctx, streamed=streamed)
         assert out2["messages"][-1].content == "We use Valkey."
         assert out2["trace"][-1].error is None
-        assert all(o["action"] != "queued_for_retry" for o in out2["extraction"])
+        assert all(o.action != "queued_for_retry" for o in out2["extraction"])
         [chat] = wire.of("chat")
         history = [m["content"] for m in chat.body["messages"] if m["role"] == "user"]
         assert history == [USER_TURN, "Which cache do we use?"]  # the failed turn stayed in the thread
@@ -197,7 +197,7 @@ async def test_what_retrying_cannot_fix_fails_at_once(wire, fast_memory, fast_da
     if fault.retry_after:
         assert "asked to wait 3600 s" in out["trace"][0].error
     assert out["messages"][-1].content.startswith(OFFLINE_NOTE)
-    assert out["extraction"][0]["action"] == "queued_for_retry"
+    assert out["extraction"][0].action == "queued_for_retry"
     record(f"wire.{fault.kind}_not_retried", operations=4, faults=3, lost=0)
 
 
@@ -233,7 +233,7 @@ async def test_the_cli_retries_a_turn_queued_by_a_wire_fault(wire, fast_memory, 
     async with Z0Memory(settings) as memory:
         graph = chat_builder.compile(store=memory.store("acme"), checkpointer=memory.checkpointer("acme"))
         out = await run_turn(graph, USER_TURN, thread(), ctx, streamed=False)
-        assert out["extraction"][0]["action"] == "queued_for_retry"
+        assert out["extraction"][0].action == "queued_for_retry"
     wire.reset()
     wire.script("ExtractionResult", EXTRACTED.model_dump(mode="json"))
     env = {**os.environ, "DATABASE_URL": fast_database, "OPENAI_BASE_URL": wire.base_url,
@@ -273,8 +273,8 @@ async def test_a_failing_embeddings_endpoint_loses_no_write(wire, database_url, 
             out = await run_turn(graph, USER_TURN, thread(), ctx, streamed=False)
             assert "ran as a keyword search" in out["trace"][0].error
             assert out["messages"][-1].content.startswith(OFFLINE_NOTE)
-            assert out["extraction"][0]["action"] == "queued_for_retry"
-            assert "embeddings" in out["extraction"][0]["error"]
+            assert out["extraction"][0].action == "queued_for_retry"
+            assert "embeddings" in out["extraction"][0].error
             failed_calls = len(wire.of("embeddings")) - 1
 
             # the endpoint is back: the retry stores the turn, the write succeeds

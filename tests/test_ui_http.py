@@ -22,7 +22,7 @@ from z0_memory.cli import app as cli_app
 from z0_memory.config import Context
 from z0_memory.errors import ConfigurationError
 from z0_memory.graphs.extraction import build_extraction_graph
-from z0_memory.schemas import Candidate, Provenance
+from z0_memory.schemas import Candidate, Provenance, WriteOutcome
 from z0_memory.ui import create_app
 from z0_memory.ui.security import CSRF_COOKIE, TOKEN_COOKIE
 
@@ -66,7 +66,7 @@ async def switch(pm) -> None:
                        statement="Let's switch to Hono, not Express")
 
 
-async def extract(memory, text: str, thread: str = "ui-thread") -> list[dict]:
+async def extract(memory, text: str, thread: str = "ui-thread") -> list[WriteOutcome]:
     graph = build_extraction_graph().compile(store=memory.store("acme"))
     out = await graph.ainvoke({"messages": [("user", text)]}, {"configurable": {"thread_id": thread}},
                               context=Context(project="acme"))
@@ -82,7 +82,7 @@ async def test_overview_and_project_page_count_and_chart(memory, web):
     await pm.pending.add(hedge(), Provenance(extractor="test", confidence=0.35))
     await pm.semantic.add("The staging database is reset every Monday", kind="context")
     outcomes = await extract(memory, "For the backend we'll use Hono, not Express")
-    assert outcomes and outcomes[0]["action"] in {"fact_confirmed", "fact_superseded"}
+    assert outcomes and outcomes[0].action in {"fact_confirmed", "fact_superseded"}
 
     home = await web.get("/")
     assert home.status_code == 200 and 'href="/p/acme/"' in home.text
@@ -296,7 +296,7 @@ async def test_no_url_reaches_another_project(memory, web):
     await other.facts.put("other:stack:db", "MySQL", Provenance(extractor="test"))
     secret = await other.semantic.add("other project's secret plan", kind="context")
     waiting = (await other.pending.add(hedge(key="other:stack:cache"), Provenance(extractor="test"))).item
-    await other.extraction_log.add([{"action": "fact_created", "content": "MySQL"}], thread_id="other-thread")
+    await other.extraction_log.add([WriteOutcome(action="fact_created", content="MySQL")], thread_id="other-thread")
     token = await csrf(web)
 
     for path in ["/p/other/", "/p/other/facts", "/p/other/facts/other:stack:db", "/p/other/pending",
@@ -362,8 +362,8 @@ async def test_mounted_in_another_app_links_carry_the_prefix(memory):
 
 async def test_forget_everything_clears_the_extraction_log(memory):
     acme, other = memory.scope("acme"), memory.scope("other")
-    await acme.extraction_log.add([{"action": "memory_added", "content": "x"}])
-    await other.extraction_log.add([{"action": "memory_added", "content": "y"}])
+    await acme.extraction_log.add([WriteOutcome(action="memory_added", content="x")])
+    await other.extraction_log.add([WriteOutcome(action="memory_added", content="y")])
     assert await acme.forget_everything() >= 1
     assert await acme.extraction_log.count() == 0 and await other.extraction_log.count() == 1
 
@@ -377,7 +377,7 @@ async def test_outcome_chart_stacks_each_days_groups_to_scale():
     from z0_memory.ui.views import outcome_chart
 
     def entry(day: int, *actions: str, month: int = 3) -> LogEntry:
-        return LogEntry(day, None, [], "", [{"action": a} for a in actions],
+        return LogEntry(day, None, [], "", [WriteOutcome(action=a) for a in actions],
                         datetime(2026, month, day, 12, tzinfo=UTC))
 
     chart = outcome_chart([entry(10, "fact_created", "pending_created", "dropped", "memory_added"),
@@ -400,7 +400,7 @@ async def test_the_extraction_log_is_scoped_by_row_level_security(memory):
 
     from z0_memory.stores.scope import Scope
 
-    await memory.scope("beta").extraction_log.add([{"action": "fact_created", "content": "beta's turn"}])
+    await memory.scope("beta").extraction_log.add([WriteOutcome(action="fact_created", content="beta's turn")])
     assert memory.db.app_role == "z0_app"
     async with memory.db.connection(Scope("acme")) as conn:  # SQL naming beta, in a transaction bound to acme
         row = await (await conn.execute("SELECT count(*) AS n FROM z0_extraction_log WHERE project = 'beta'")
@@ -426,8 +426,8 @@ async def test_migration_9_upgrades_a_database_at_version_8(memory):
         await conn.execute("DELETE FROM z0_schema_version WHERE version = 9")
     assert await setup(memory.db, memory._embedding) == [9]
     acme = memory.scope("acme")
-    await acme.extraction_log.add([{"action": "memory_added", "content": "after the upgrade"}], thread_id="t")
-    assert [e.outcomes[0]["content"] for e in await acme.extraction_log.recent()] == ["after the upgrade"]
+    await acme.extraction_log.add([WriteOutcome(action="memory_added", content="after the upgrade")], thread_id="t")
+    assert [e.outcomes[0].content for e in await acme.extraction_log.recent()] == ["after the upgrade"]
     assert await setup(memory.db, memory._embedding) == []
 
 

@@ -23,9 +23,9 @@ from rich.text import Text
 
 from z0_memory.config import Context
 from z0_memory.errors import InvalidInputError, Z0Error
-from z0_memory.memory import Z0Memory
+from z0_memory.memory import ProjectMemory, Z0Memory
 from z0_memory.settings import Settings
-from z0_memory.schemas import Provenance
+from z0_memory.schemas import FactVersion, MemoryKey, PendingItem, Provenance
 from z0_memory.validation import check_thread_id
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Layered, self-correcting memory for LangGraph.")
@@ -73,7 +73,7 @@ def _scoped(ctx: typer.Context, **overrides: Any) -> tuple[Context, Z0Memory]:
     return options.context(**overrides), options.memory()
 
 
-def _pm(memory: Z0Memory, context: Context) -> Any:
+def _pm(memory: Z0Memory, context: Context) -> ProjectMemory:
     return memory.scope(context.project, context.user_id, pending_ttl_days=context.pending_ttl_days)
 
 
@@ -153,12 +153,12 @@ def _narrow() -> bool:
     return console.width < NARROW
 
 
-def _short_key(key: Any) -> str:
+def _short_key(key: MemoryKey) -> str:
     """``category:entity``: what ``show``/``history``/``forget`` take inside ``--project``."""
     return f"{key.category}:{key.entity}"
 
 
-def _fact_table(facts: list[Any], title: str) -> Table:
+def _fact_table(facts: list[FactVersion], title: str) -> Table:
     table = Table(title=title, show_lines=False)
     if _narrow():
         table.add_column("key", no_wrap=True)  # whole: it is what show/history/forget take
@@ -182,7 +182,7 @@ def _fact_table(facts: list[Any], title: str) -> Table:
     return table
 
 
-def _pending_table(items: list[Any]) -> Table:
+def _pending_table(items: list[PendingItem]) -> Table:
     table = Table(title="Pending (below the confidence threshold, waiting for confirmation)")
     for col in ("id", "candidate", "key", "conf", "seen", "expires"):
         table.add_column(col)
@@ -265,8 +265,8 @@ async def memories_show(ctx: typer.Context, key: str = typer.Argument(
             err.print(f"no current fact or memory {key} in project {_pm(memory, context).scope.project}")
             raise typer.Exit(1)
         if as_json:
-            _emit_json(_fact_json(found) if hasattr(found, "key") else found.model_dump(mode="json"))
-        elif hasattr(found, "key"):
+            _emit_json(_fact_json(found) if isinstance(found, FactVersion) else found.model_dump(mode="json"))
+        elif isinstance(found, FactVersion):
             console.print(_fact_table([found], str(found.key)))
         else:
             table = Table(title=f"Memory {found.id}")
@@ -460,8 +460,7 @@ async def chat(ctx: typer.Context, mode: str = typer.Option("chat", help="chat (
                                       context=context)
             console.print(Text(out["messages"][-1].content), style="green")
             for o in out.get("extraction", []):
-                console.print(Text(f"  remembered: {o.get('action')} {o.get('target', '')} {o.get('content', '')}"),
-                              style="dim")
+                console.print(Text(f"  remembered: {o.action} {o.target} {o.content}"), style="dim")
 
 
 @app.command()

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.panel import Panel
@@ -20,6 +21,10 @@ from rich.table import Table
 from rich.text import Text
 
 from z0_memory.memory import Z0Memory
+from z0_memory.schemas import WriteOutcome
+
+if TYPE_CHECKING:
+    from z0_memory.cli import CliOptions
 
 DEMO_RULES = """# Project rules
 - Write TypeScript in strict mode.
@@ -43,14 +48,14 @@ def _short(text: str, limit: int = 110) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _extraction_line(outcomes: list[dict[str, Any]]) -> str:
+def _extraction_line(outcomes: Sequence[WriteOutcome]) -> str:
     if not outcomes:
         return "[dim]memory: nothing worth keeping[/]"
-    parts = [f"{o['action']} → {o.get('target', '')} ({o.get('content', '')})" for o in outcomes]
+    parts = [f"{o.action} → {o.target} ({o.content})" for o in outcomes]
     return "[dim]memory: " + "; ".join(parts) + "[/]"
 
 
-async def run_demo(options: Any, console: Console) -> None:
+async def run_demo(options: CliOptions, console: Console) -> None:
     """``options``: the CLI's global options (``cli.CliOptions``)."""
     start = time.perf_counter()
     rules_dir = Path(tempfile.mkdtemp(prefix="z0-demo-rules-"))

@@ -23,12 +23,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from z0_memory.config import Context
 from z0_memory.errors import Z0Error
 from z0_memory.schemas import CONVERSATION_GROUP_KEY, CONVERSATION_ORDER_KEY
 from z0_memory.stores.semantic import NewMemory
+
+if TYPE_CHECKING:
+    from z0_memory.memory import Z0Memory
 
 _SESSION_KEY = re.compile(r"^session_(\d+)$")
 _LINE = re.compile(r"^\s*(user|assistant|human|ai)\s*:\s*(.+)$", re.I)
@@ -169,7 +172,7 @@ def locomo_id(memory: NewMemory) -> str:
     return "locomo:" + hashlib.sha256("\x1f".join(map(str, parts)).encode()).hexdigest()[:32]
 
 
-async def ingest_locomo(memory: Any, ctx: Context, path: Path, progress: Progress | None = None,
+async def ingest_locomo(memory: Z0Memory, ctx: Context, path: Path, progress: Progress | None = None,
                         batch_size: int = 1024) -> int:
     data = load_json(path)
     conversations = data if isinstance(data, list) else [data]
@@ -186,7 +189,7 @@ async def ingest_locomo(memory: Any, ctx: Context, path: Path, progress: Progres
     return await semantic.count() - before
 
 
-async def ingest_transcript(memory: Any, ctx: Context, path: Path, progress: Progress | None = None) -> int:
+async def ingest_transcript(memory: Z0Memory, ctx: Context, path: Path, progress: Progress | None = None) -> int:
     from z0_memory.memory import message_id
 
     turns = transcript_turns(path)
@@ -202,7 +205,7 @@ async def ingest_transcript(memory: Any, ctx: Context, path: Path, progress: Pro
         # with the assistant's last message before it: what a bare "yes, let's do that" accepts
         added = await pm.add([*before, *messages], thread_id=f"ingest:{path.name}")
         before = [m for m in messages if m["role"] == "assistant"][-1:]
-        written += sum(1 for o in added.extraction if o.get("action") not in {"dropped"})
+        written += sum(1 for o in added.extraction if o.action != "dropped")
         if progress:
             progress(i, len(turns))
     return written

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar
@@ -35,6 +36,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.output_parsers import BaseGenerationOutputParser, BaseOutputParser
 from langchain_core.outputs import ChatGeneration
 from langchain_core.runnables import Runnable, RunnableSequence
+from langchain_core.tools import BaseTool
 from langchain_core.utils.json_schema import dereference_refs
 from pydantic import BaseModel
 
@@ -44,6 +46,7 @@ from z0_memory.settings import Settings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
+R = TypeVar("R")
 BACKOFF_S = 0.2
 RETRY_WAIT_MAX_S = 10.0  # the most one call waits in total between its attempts (backoff and Retry-After)
 RETRYABLE_STATUS = frozenset({408, 409, 429})  # and every 5xx
@@ -110,7 +113,7 @@ def _describe(exc: BaseException | None) -> str:
     return f"failed: {prefix}{type(exc).__name__}: {str(exc)[:ERROR_CHARS]}"
 
 
-async def call_with_retries(call: Any, settings: Settings, what: str) -> Any:
+async def call_with_retries(call: Callable[[], Awaitable[R]], settings: Settings, what: str) -> R:
     """``await call()`` under the settings' timeout, retried as the module docstring says; ModelCallError at last."""
     attempts = int(settings.model_retries) + 1
     last: BaseException | None = None
@@ -182,7 +185,7 @@ def _strict(node: Any) -> Any:
     return out
 
 
-def _is_openai(model: Any) -> bool:
+def _is_openai(model: BaseChatModel) -> bool:
     try:
         from langchain_openai.chat_models.base import BaseChatOpenAI
     except ImportError:  # pragma: no cover - langchain-openai is a dependency
@@ -198,7 +201,7 @@ def structured_runnable(model: BaseChatModel, schema: type[BaseModel], method: s
     return model.with_structured_output(schema, method=method)
 
 
-async def _ainvoke_parsing_inline(runnable: Runnable, messages: list[BaseMessage]) -> Any:
+async def _ainvoke_parsing_inline(runnable: Runnable, messages: Sequence[BaseMessage]) -> Any:
     """``runnable.ainvoke(messages)``, with a structured-output sequence's parsing steps run inline.
 
     ``with_structured_output`` returns ``model | parser`` (OpenAI: ``model | refusal check | parser``). Awaited as a
@@ -234,7 +237,7 @@ def check_complete(message: AIMessage) -> None:
 _PARSER_INVOKES = (BaseOutputParser.invoke, BaseGenerationOutputParser.invoke)
 
 
-async def invoke_structured(model: BaseChatModel, schema: type[T], messages: list[BaseMessage], settings: Settings,
+async def invoke_structured(model: BaseChatModel, schema: type[T], messages: Sequence[BaseMessage], settings: Settings,
                             *, what: str, runnable: Runnable | None = None) -> T:
     """Ask ``model`` for an instance of ``schema``; raise ModelCallError when it cannot deliver one.
 
@@ -256,8 +259,8 @@ async def invoke_structured(model: BaseChatModel, schema: type[T], messages: lis
     return await call_with_retries(call, settings, what)
 
 
-async def invoke_messages(model: BaseChatModel, messages: list[BaseMessage], settings: Settings, *, what: str,
-                          tools: list[Any] | None = None) -> AIMessage:
+async def invoke_messages(model: BaseChatModel, messages: Sequence[BaseMessage], settings: Settings, *, what: str,
+                          tools: Sequence[BaseTool] | None = None) -> AIMessage:
     """A plain chat call (optionally with tools bound)."""
     runnable = model.bind_tools(tools) if tools else model
     messages = redact_value(list(messages))  # before any model sees them

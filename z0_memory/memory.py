@@ -20,10 +20,11 @@ import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.embeddings import Embeddings
 from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import BaseMessage, MessageLikeRepresentation
 
 from z0_memory.stores.database import Database
 from z0_memory.stores.extraction_log import ExtractionLog
@@ -38,9 +39,16 @@ from z0_memory.stores.scope import Scope
 from z0_memory.stores.semantic import SemanticStore, indexed_text
 from z0_memory.stores.session import ScopedCheckpointer, async_checkpointer
 from z0_memory.config import Context
+from z0_memory.schemas import FactVersion, Hit, MemoryKey, MemoryRecord, RoundTrace, Verdict, WriteOutcome
 from z0_memory.settings import Settings
 from z0_memory.errors import ConfigurationError, DatabaseError, InvalidKeyError
 from z0_memory.providers import Providers
+
+if TYPE_CHECKING:
+    from langchain_postgres import PGVectorStore
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    from z0_memory.stores.langgraph_store import Z0Store
 
 
 @dataclass(frozen=True)
@@ -48,9 +56,9 @@ class SearchResult:
     """What ``ProjectMemory.search`` found: the hits, the judge's last verdict, every round, and why it stopped."""
 
     question: str
-    hits: list[Any]
-    verdict: Any
-    trace: list[Any]
+    hits: list[Hit]
+    verdict: Verdict | None
+    trace: list[RoundTrace]
     stop_reason: str
 
 
@@ -60,7 +68,7 @@ class Added:
 
     turns: int
     skipped: int
-    extraction: list[dict[str, Any]]
+    extraction: list[WriteOutcome]
 
 
 def message_id(index: int, role: str, text: str) -> str:
@@ -69,7 +77,7 @@ def message_id(index: int, role: str, text: str) -> str:
     return f"z0msg-{digest}"
 
 
-def _messages(messages: Sequence[Any]) -> list[Any]:
+def _messages(messages: Sequence[MessageLikeRepresentation]) -> list[BaseMessage]:
     from langchain_core.messages import convert_to_messages
 
     from z0_memory.tokens import message_text
@@ -79,11 +87,11 @@ def _messages(messages: Sequence[Any]) -> list[Any]:
             for i, m in enumerate(converted)]
 
 
-def user_turns(messages: Sequence[Any]) -> list[list[Any]]:
+def user_turns(messages: Sequence[BaseMessage]) -> list[list[BaseMessage]]:
     """Each user message with the assistant message just before it (context) and the assistant replies after it."""
     from langchain_core.messages import AIMessage, HumanMessage
 
-    turns: list[list[Any]] = []
+    turns: list[list[BaseMessage]] = []
     for i, message in enumerate(messages):
         if not isinstance(message, HumanMessage):
             continue
@@ -107,15 +115,20 @@ class ProjectMemory:
     pending: PendingStore
     extraction_queue: ExtractionQueue
     extraction_log: ExtractionLog
-    memory: Any = field(default=None, repr=False, compare=False)
+    memory: Z0Memory | None = field(default=None, repr=False, compare=False)
+
+    def _owner(self) -> Z0Memory:
+        """The Z0Memory behind this scope, which the verbs run on."""
+        if self.memory is None:
+            raise ConfigurationError("this ProjectMemory has no Z0Memory: get it with memory.scope(...)")
+        return self.memory
 
     def _context(self, **changes: Any) -> Context:
         """The run context of this scope's verbs: the scope, ``changes``, then the operator's ``Z0_*`` run settings."""
-        if self.memory is None:
-            raise ConfigurationError("this ProjectMemory has no Z0Memory: get it with memory.scope(...)")
+        self._owner()
         return Context.from_env(project=self.scope.project, user_id=self.scope.user_id, **changes)
 
-    async def add(self, messages: Sequence[Any], *, thread_id: str | None = None) -> Added:
+    async def add(self, messages: Sequence[MessageLikeRepresentation], *, thread_id: str | None = None) -> Added:
         """Extract every user turn of ``messages``, in order, each with the assistant message before it.
 
         ``messages``: LangChain messages, ``(role, text)`` tuples or ``{"role", "content"}`` dicts. The same write
@@ -129,10 +142,10 @@ class ProjectMemory:
         turns = user_turns(converted)
         humans = [next(m for m in turn if m.type == "human") for turn in turns]
         done = await cited_message_ids(self.facts.db, self.scope, [str(m.id) for m in humans])
-        graph = builder.compile(store=self.memory.store(self.scope.project, self.scope.user_id))
+        graph = builder.compile(store=self._owner().store(self.scope.project, self.scope.user_id))
         config = {"configurable": {"thread_id": thread_id}} if thread_id else None
         ctx = self._context()
-        outcomes: list[dict[str, Any]] = []
+        outcomes: list[WriteOutcome] = []
         for turn, human in zip(turns, humans, strict=True):
             if str(human.id) in done:
                 continue
@@ -145,12 +158,12 @@ class ProjectMemory:
         from z0_memory.tools import run_recall
 
         ctx = self._context(mode=mode, **({"max_rounds": max_rounds} if max_rounds is not None else {}))
-        out = await run_recall(query, self.memory.store(self.scope.project, self.scope.user_id), ctx)
+        out = await run_recall(query, self._owner().store(self.scope.project, self.scope.user_id), ctx)
         return SearchResult(question=out.get("question", query), hits=list(out.get("memories") or []),
                             verdict=out.get("verdict"), trace=list(out.get("trace") or []),
                             stop_reason=out.get("stop_reason") or "")
 
-    def key(self, key: str) -> Any:
+    def key(self, key: str) -> MemoryKey:
         """A fact key of this scope from ``project:category:entity`` or, inside the project, ``category:entity``."""
         return self.scope.key(f"{self.scope.project}:{key}" if key.count(":") == 1 else key)
 
@@ -166,7 +179,7 @@ class ProjectMemory:
             raise InvalidKeyError(f"memory id prefix {given!r} matches several memories; give more characters")
         return matches[0] if matches else None
 
-    async def get(self, key: str) -> Any:
+    async def get(self, key: str) -> FactVersion | MemoryRecord | None:
         """The current fact for ``key`` (``category:entity`` or the full key), or the semantic memory with that id (or
         unique id prefix); None when there is neither."""
         if ":" in key:
@@ -206,7 +219,7 @@ class Z0Memory:
         self.providers = Providers(self.settings, chat_models=dict(chat_models or {}), embeddings=embeddings,
                                    embedding_name=embedding_name)
         self.db = Database(self.settings)
-        self.vectorstore: Any = None
+        self.vectorstore: PGVectorStore | None = None
         self._embedding: EmbeddingSpec | None = None
 
     @classmethod
@@ -242,7 +255,7 @@ class Z0Memory:
             raise
         return self
 
-    async def _vectorstore(self) -> Any:
+    async def _vectorstore(self) -> PGVectorStore:
         from langchain_postgres import PGVectorStore
 
         return await PGVectorStore.create(
@@ -261,9 +274,11 @@ class Z0Memory:
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
 
-    def _require_open(self) -> None:
-        if not self.is_open:
+    def _require_open(self) -> PGVectorStore:
+        """The open memory's vector store; a DatabaseError when the memory is not open."""
+        if self.vectorstore is None:
             raise DatabaseError("Z0Memory is not open: use `async with Z0Memory(...) as memory` or await open()")
+        return self.vectorstore
 
     @staticmethod
     def _scope(project: str, user_id: str | None) -> Scope:
@@ -276,7 +291,7 @@ class Z0Memory:
     def scope(self, project: str, user_id: str = "", *, pending_ttl_days: float | None = None) -> ProjectMemory:
         """The stores bound to a project and optional user. ``pending_ttl_days``: how long new pending candidates
         wait (a run's ``Context.pending_ttl_days``; None: ``Z0_PENDING_TTL_DAYS``, else 14 days)."""
-        self._require_open()
+        vectorstore = self._require_open()
         scope = self._scope(project, user_id)
         emb = self.providers.embeddings
         if pending_ttl_days is None:
@@ -284,7 +299,7 @@ class Z0Memory:
         return ProjectMemory(
             scope=scope,
             facts=FactStore(self.db, scope, emb),
-            semantic=SemanticStore(self.db, scope, emb, self.vectorstore),
+            semantic=SemanticStore(self.db, scope, emb, vectorstore),
             pending=PendingStore(self.db, scope, timedelta(days=float(pending_ttl_days))),
             extraction_queue=ExtractionQueue(self.db, scope),
             extraction_log=ExtractionLog(self.db, scope),
@@ -297,13 +312,13 @@ class Z0Memory:
         self._require_open()
         return ScopedCheckpointer(self.db, self._scope(project, user_id))
 
-    def operator_checkpointer(self) -> Any:
+    def operator_checkpointer(self) -> AsyncPostgresSaver:
         """The unscoped checkpointer over every project's threads, for servers that own thread ids themselves
         (``langgraph dev``: see ``z0_memory.server``) and for administration."""
         self._require_open()
         return async_checkpointer(self.db)
 
-    def store(self, project: str, user_id: str = "") -> Any:
+    def store(self, project: str, user_id: str = "") -> Z0Store:
         """This memory as a LangGraph ``BaseStore`` bound to one scope: compile graphs with
         ``store=memory.store("<project>")``. Namespaces name a category inside that project; another project's rows are
         unreachable, whatever namespace is asked for."""
@@ -312,7 +327,7 @@ class Z0Memory:
         self._require_open()
         return Z0Store(self, self._scope(project, user_id))
 
-    def operator_store(self) -> Any:
+    def operator_store(self) -> Z0Store:
         """The unbound store: the project is the namespace's first element, for any project (``langgraph dev``'s
         server-wide store, which has no caller identity; an operator surface, not for agents)."""
         from z0_memory.stores.langgraph_store import Z0Store

@@ -27,8 +27,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 from collections.abc import Awaitable, Callable
-from types import SimpleNamespace
-from typing import Annotated, Any, Literal, NotRequired
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.agents.middleware.types import OmitFromInput
@@ -36,15 +35,20 @@ from langchain_core.messages import SystemMessage
 from langchain_core.runnables.config import var_child_runnable_config
 from langchain_core.tools import BaseTool, tool
 from langgraph.prebuilt import ToolRuntime
+from langgraph.runtime import Runtime
 
 from z0_memory.config import NO_PROJECT, Context
 from z0_memory.errors import ConfigurationError
 from z0_memory.memory import Z0Memory
+from z0_memory.nodes.common import RunScope
 from z0_memory.nodes.respond import INJECTED_MEMORIES, last_request
 from z0_memory.rendering import memory_block
-from z0_memory.schemas import Hit
+from z0_memory.schemas import Hit, WriteOutcome
 from z0_memory.session_tools import search_session
 from z0_memory.tools import recall_memory, round_summary, run_recall
+
+if TYPE_CHECKING:
+    from z0_memory.stores.langgraph_store import Z0Store
 
 QUESTION_MAX_CHARS = 4000
 
@@ -66,7 +70,7 @@ class Z0MemoryState(AgentState):
     """The agent's state plus what the middleware recalled (chat mode) and what extraction did with the turn."""
 
     memories: NotRequired[Annotated[list[Hit], OmitFromInput]]
-    extraction: NotRequired[Annotated[list[dict[str, Any]], OmitFromInput]]
+    extraction: NotRequired[Annotated[list[WriteOutcome], OmitFromInput]]
 
 
 def _field(context: Any, name: str) -> Any:
@@ -95,9 +99,9 @@ class Z0MemoryMiddleware(AgentMiddleware[Z0MemoryState, Any]):
 
     # --- identity --------------------------------------------------------------------------------------------------
 
-    def context_for(self, runtime: Any) -> Context:
+    def context_for(self, runtime: RunScope) -> Context:
         """The run's z0 Context: project/user from the run's context, else the middleware's; mode is the middleware's."""
-        given = getattr(runtime, "context", None)
+        given = runtime.context
         project = _field(given, "project")
         if project is not None and self.project is not None and project != self.project:
             raise ConfigurationError(
@@ -114,7 +118,7 @@ class Z0MemoryMiddleware(AgentMiddleware[Z0MemoryState, Any]):
             return base.replace(project=project, user_id=user_id)
         return base.replace(project=project, user_id=user_id, mode=self.mode)
 
-    def _store(self, ctx: Context) -> Any:
+    def _store(self, ctx: Context) -> Z0Store:
         return self.memory.store(ctx.project, ctx.user_id)
 
     # --- code mode: tools ------------------------------------------------------------------------------------------
@@ -133,7 +137,7 @@ class Z0MemoryMiddleware(AgentMiddleware[Z0MemoryState, Any]):
 
     # --- chat mode: recall before the agent, inject into every model call of the turn -------------------------------
 
-    async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+    async def abefore_agent(self, state: Z0MemoryState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         ctx = self.context_for(runtime)  # fail before the model runs when no project was given (both modes)
         if self.mode != "chat":
             return None
@@ -155,12 +159,13 @@ class Z0MemoryMiddleware(AgentMiddleware[Z0MemoryState, Any]):
 
     # --- both: extraction after the agent ---------------------------------------------------------------------------
 
-    async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+    async def aafter_agent(self, state: Z0MemoryState, runtime: Runtime[Any]) -> dict[str, Any] | None:
         from z0_memory.nodes.extraction import extract
 
         ctx = self.context_for(runtime)
         # the extraction node itself (same gate, same provenance: it reads the thread id from the run's config)
-        return await extract(state, SimpleNamespace(context=ctx, store=self._store(ctx)))
+        update = await extract({"messages": state["messages"]}, Runtime(context=ctx, store=self._store(ctx)))
+        return {"extraction": update.get("extraction", [])}
 
 
 __all__ = ["Z0MemoryMiddleware", "Z0MemoryState"]

@@ -19,7 +19,7 @@ import hashlib
 import threading
 from abc import abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
@@ -28,6 +28,9 @@ from langchain_core.runnables import Runnable
 
 from z0_memory.errors import ConfigurationError
 from z0_memory.settings import ChatRole, Settings
+
+if TYPE_CHECKING:
+    from z0_memory.config import Context
 
 _KNOWN_OPENAI_DIMS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
 
@@ -260,7 +263,7 @@ class Providers:
             self.embedding_name = f"custom/{type(self.embeddings).__name__}"
             self._dims = getattr(self.embeddings, "dims", None)
 
-    def chat(self, role: ChatRole, ctx: Any = None) -> BaseChatModel | None:
+    def chat(self, role: ChatRole, ctx: Context | None = None) -> BaseChatModel | None:
         """The chat model for a role in a run (``ctx``: its Context, whose model field wins over the settings';
         ``Settings.model_for``); ``None`` means: use the offline algorithm."""
         if role in self.chat_models:

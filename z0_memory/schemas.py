@@ -216,6 +216,37 @@ class PendingItem(BaseModel):
     provenance: Provenance
 
 
+# --- writes ---------------------------------------------------------------------------------------------------
+
+WriteAction = Literal[
+    "fact_created", "fact_superseded", "fact_confirmed", "fact_revised", "memory_added", "memory_confirmed",
+    "pending_created", "pending_confirmed", "promoted", "dropped", "ignored", "queued_for_retry", "nothing",
+]
+
+
+class WriteOutcome(BaseModel):
+    """What the write path did with one candidate: the ``extraction`` channel and the extraction log hold these.
+
+    ``action`` is the write (``fact_*``, ``memory_*``, ``pending_*``, ``promoted``: ``target`` is the fact key, the
+    memory id or the pending id, ``content`` what was stored, ``previous`` the value a fact had before), or why
+    nothing was written: ``dropped`` (empty, secret-valued, or refused by a store: ``reason``), ``ignored`` (an
+    instruction to the assistant: ``reason="instruction"``, ``content`` the sentence), ``queued_for_retry`` (the
+    extractor failed: ``error``, and ``target`` the queue entry), ``nothing`` (the log's entry for a turn with nothing
+    to remember). ``confirmations``: how often a confirmed memory has now been said.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    action: WriteAction
+    target: str = ""
+    content: str = ""
+    confidence: float | None = None
+    previous: str | None = None
+    reason: str | None = None
+    error: str | None = None
+    confirmations: int | None = None
+
+
 # --- retrieval loop ------------------------------------------------------------------------------------------
 
 StrategyName = Literal["kv_exact", "kv_prefix", "semantic", "keyword", "hybrid"]

@@ -16,10 +16,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING
 
 from z0_memory.memory import Z0Memory
 from z0_memory.settings import Settings
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+
+    from z0_memory.stores.langgraph_store import Z0Store
 
 
 class ServerResources:
@@ -51,7 +56,7 @@ resources = ServerResources()
 
 
 @asynccontextmanager
-async def store() -> AsyncIterator[Any]:
+async def store() -> AsyncIterator[Z0Store]:
     """``langgraph.json`` ``store.path``: z0-memory as the server's LangGraph store."""
     memory = await resources.acquire()
     try:
@@ -61,7 +66,7 @@ async def store() -> AsyncIterator[Any]:
 
 
 @asynccontextmanager
-async def checkpointer() -> AsyncIterator[Any]:
+async def checkpointer() -> AsyncIterator[AsyncPostgresSaver]:
     """``langgraph.json`` ``checkpointer.path``: the Postgres checkpointer on the same database."""
     memory = await resources.acquire()
     try:

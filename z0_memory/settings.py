@@ -18,9 +18,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from z0_memory.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from z0_memory.config import Context
 
 DEFAULT_RULES_FILES: tuple[str, ...] = ("AGENTS.md", "CLAUDE.md", ".cursorrules", "Z0.md", ".z0/rules")
 ChatRole = Literal["agent", "judge", "extractor"]
@@ -215,7 +218,7 @@ class Settings:
                 f"got {self.structured_output_method!r}"
             )
 
-    def model_for(self, role: ChatRole, ctx: Any = None) -> str:
+    def model_for(self, role: ChatRole, ctx: Context | None = None) -> str:
         """The model name for ``role`` in a run: the run's ``Context.<role>_model`` if set, else this process's."""
         chosen = getattr(ctx, f"{role}_model", None) if ctx is not None else None
         return chosen or getattr(self, f"{role}_model")

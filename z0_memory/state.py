@@ -8,7 +8,7 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from z0_memory.schemas import Hit, RoundTrace, Verdict
+from z0_memory.schemas import Hit, RoundTrace, Verdict, WriteOutcome
 
 
 class RetrievalInput(TypedDict, total=False):
@@ -75,7 +75,7 @@ class ExtractionState(TypedDict, total=False):
     """What the post-turn extraction node reads (messages) and writes (what it did with each candidate)."""
 
     messages: Annotated[list[AnyMessage], add_messages]
-    extraction: list[dict[str, Any]]
+    extraction: list[WriteOutcome]
 
 
 class SessionState(ExtractionState, total=False):

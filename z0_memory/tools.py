@@ -9,14 +9,14 @@ project's memory by naming it. Put it in a ``ToolNode`` (or ``create_agent``) of
 
 from __future__ import annotations
 
-from types import SimpleNamespace
 from typing import Any
 
 from langchain_core.tools import tool
 from langgraph.prebuilt import ToolRuntime
+from langgraph.store.base import BaseStore
 
 from z0_memory.config import Context
-from z0_memory.nodes.common import context_of, memory_of
+from z0_memory.nodes.common import context_of, z0_store
 from z0_memory.rendering import memory_block
 from z0_memory.schemas import Hit
 
@@ -37,12 +37,12 @@ def round_summary(out: dict[str, Any]) -> str:
     return " ".join(line.split())
 
 
-async def run_recall(query: str, store: Any, ctx: Context) -> dict[str, Any]:
-    """Run the retrieval loop once; the graph's output state."""
+async def run_recall(query: str, store: BaseStore | None, ctx: Context) -> dict[str, Any]:
+    """Run the retrieval loop once on z0-memory's ``store`` (any other store: a ConfigurationError saying so); the
+    graph's output state."""
     from z0_memory.graphs.retrieval import builder
 
-    memory_of(SimpleNamespace(store=store))  # a clear ConfigurationError when the store is not z0-memory's
-    graph = builder.compile(store=store)
+    graph = builder.compile(store=z0_store(store))
     return await graph.ainvoke({"question": query, "max_rounds": int(ctx.max_rounds)}, context=ctx)
 
 

@@ -25,12 +25,19 @@ rationales never hold one in clear; a keyed candidate whose value is a secret is
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from z0_memory.redaction import REDACTED, key_holds_secret, redact_secrets
-from z0_memory.schemas import Candidate, MemoryKey, PendingItem, Provenance, normalize_segment
+from z0_memory.schemas import (
+    Candidate,
+    MemoryKey,
+    PendingItem,
+    Provenance,
+    WriteAction,
+    WriteOutcome,
+    normalize_segment,
+)
 from z0_memory.stores.semantic import NewMemory
 from z0_memory.text import term_overlap
 
@@ -38,23 +45,10 @@ if TYPE_CHECKING:
     from z0_memory.memory import ProjectMemory
 
 DUPLICATE_OVERLAP = 0.8
-
-Action = Literal[
-    "fact_created", "fact_superseded", "fact_confirmed", "fact_revised", "memory_added", "memory_confirmed",
-    "pending_created", "pending_confirmed", "promoted", "dropped",
-]
-
-
-@dataclass(frozen=True)
-class WriteOutcome:
-    """What happened to one candidate, for the trace and for tests."""
-
-    action: Action
-    target: str
-    content: str
-    confidence: float
-    previous: str | None = None
-
+# what a fact store's or the pending store's write did, as the outcome's action
+FACT_ACTIONS: dict[str, WriteAction] = {"created": "fact_created", "superseded": "fact_superseded",
+                                        "confirmed": "fact_confirmed", "revised": "fact_revised"}
+PENDING_ACTIONS: dict[str, WriteAction] = {"created": "pending_created", "confirmed": "pending_confirmed"}
 
 def _provenance(candidate: Candidate, base: Provenance) -> Provenance:
     rationale = candidate.rationale or base.rationale
@@ -100,8 +94,9 @@ async def persist(pm: ProjectMemory, candidate: Candidate, provenance: Provenanc
         key = pm.scope.key(candidate.key)
         write = await pm.facts.put(key, candidate.value, prov, kind=candidate.kind, statement=candidate.content,
                                    revise=await _new_reason(pm, key, candidate))
-        return WriteOutcome(f"fact_{write.action}", str(key), write.fact.value, candidate.confidence,
-                            write.previous.value if write.previous else None)
+        return WriteOutcome(action=FACT_ACTIONS[write.action], target=str(key), content=write.fact.value,
+                            confidence=candidate.confidence,
+                            previous=write.previous.value if write.previous else None)
     memory = NewMemory(
         candidate.content, category=_category(candidate), kind=candidate.kind, confidence=candidate.confidence,
         source_ids=prov.message_ids,
@@ -111,10 +106,10 @@ async def persist(pm: ProjectMemory, candidate: Candidate, provenance: Provenanc
     action, row_id, content = await pm.semantic.add_or_confirm(
         memory, lambda hit: hit.key is None and term_overlap(hit.content, candidate.content) >= DUPLICATE_OVERLAP)
     if action == "confirmed":
-        return WriteOutcome("memory_confirmed", row_id, content, candidate.confidence)
+        return WriteOutcome(action="memory_confirmed", target=row_id, content=content, confidence=candidate.confidence)
     for old_id in supersede_ids:
         await pm.semantic.supersede(old_id)
-    return WriteOutcome("memory_added", row_id, content, candidate.confidence)
+    return WriteOutcome(action="memory_added", target=row_id, content=content, confidence=candidate.confidence)
 
 
 async def _new_reason(pm: ProjectMemory, key: MemoryKey, candidate: Candidate) -> bool:
@@ -148,7 +143,8 @@ async def gate_and_write(pm: ProjectMemory, candidate: Candidate, provenance: Pr
     """
     candidate = redact_candidate(candidate)
     if secret_valued(candidate):
-        return WriteOutcome("dropped", "", candidate.content, candidate.confidence)
+        return WriteOutcome(action="dropped", content=candidate.content, confidence=candidate.confidence,
+                            reason="secret-valued candidate")
     waiting = await pm.pending.get(pending_id) if pending_id is not None else None
     if waiting is None:
         waiting = await pm.pending.find(candidate)
@@ -159,13 +155,13 @@ async def gate_and_write(pm: ProjectMemory, candidate: Candidate, provenance: Pr
             if taken is not None:
                 merged = _merge(waiting.candidate, candidate, evidence)
                 outcome = await _persist_taken(pm, taken, merged, provenance, supersede_ids)
-                return WriteOutcome("promoted", outcome.target, outcome.content, merged.confidence,
-                                    outcome.previous)
+                return WriteOutcome(action="promoted", target=outcome.target, content=outcome.content,
+                                    confidence=merged.confidence, previous=outcome.previous)
     if candidate.confidence >= threshold:
         return await persist(pm, candidate, provenance, supersede_ids)
     write = await pm.pending.add(candidate, _provenance(candidate, provenance), now=now)
-    return WriteOutcome(f"pending_{write.action}", str(write.item.id), write.item.candidate.content,
-                        write.item.candidate.confidence)
+    return WriteOutcome(action=PENDING_ACTIONS[write.action], target=str(write.item.id),
+                        content=write.item.candidate.content, confidence=write.item.candidate.confidence)
 
 
 def _merge(waiting: Candidate, confirming: Candidate, evidence: float) -> Candidate:
@@ -199,4 +195,5 @@ async def promote(pm: ProjectMemory, pending_id: int, provenance: Provenance) ->
     candidate = redact_candidate(item.candidate)
     candidate = candidate.model_copy(update={"hedged": False, "confidence": max(item.candidate.confidence, 1.0)})
     outcome = await _persist_taken(pm, item, candidate, provenance, ())
-    return WriteOutcome("promoted", outcome.target, outcome.content, candidate.confidence, outcome.previous)
+    return WriteOutcome(action="promoted", target=outcome.target, content=outcome.content,
+                        confidence=candidate.confidence, previous=outcome.previous)

@@ -39,19 +39,21 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, HumanMessage
 
 from z0_memory.config import Context
-from z0_memory.evaluation.dataset import Question, Scenario
+from z0_memory.evaluation.dataset import Question, Scenario, Turn
 from z0_memory.evaluation.models import (
     JudgeConfig,
     ScriptedJudgeModel,
     UsageRecorder,
     estimate_cost,
 )
-from z0_memory.schemas import Hit, Provenance
+from z0_memory.schemas import Hit, Provenance, RoundTrace
 from z0_memory.settings import Settings
 from z0_memory.stores.semantic import NewMemory
 
 if TYPE_CHECKING:
-    from z0_memory.memory import ProjectMemory
+    from langgraph.graph.state import CompiledStateGraph
+
+    from z0_memory.memory import ProjectMemory, Z0Memory
 
 Progress = Callable[[str, int, int], None]
 
@@ -79,9 +81,9 @@ def machine() -> dict[str, Any]:
 # --- ingestion -------------------------------------------------------------------------------------------------
 
 
-def turn_groups(scenario: Scenario) -> list[list[Any]]:
+def turn_groups(scenario: Scenario) -> list[list[Turn]]:
     """Per user turn: the assistant message just before it (same session), the turn, the replies after it."""
-    groups: list[list[Any]] = []
+    groups: list[list[Turn]] = []
     previous_assistant = None
     for i, turn in enumerate(scenario.turns):
         if turn.role == "assistant":
@@ -95,12 +97,12 @@ def turn_groups(scenario: Scenario) -> list[list[Any]]:
     return groups
 
 
-def _message(turn: Any) -> Any:
+def _message(turn: Turn) -> HumanMessage | AIMessage:
     cls = HumanMessage if turn.role == "user" else AIMessage
     return cls(content=turn.text, id=turn.id)
 
 
-async def ingest_by_extraction(memory: Any, ctx: Context, scenario: Scenario, run_id: str) -> int:
+async def ingest_by_extraction(memory: Z0Memory, ctx: Context, scenario: Scenario, run_id: str) -> int:
     """Every user turn through the extraction graph; returns the number of turns extracted."""
     from z0_memory.graphs.extraction import builder
 
@@ -171,12 +173,12 @@ class QuestionResult:
     top: list[str] = field(default_factory=list)
 
 
-async def run_question(graph: Any, ctx: Context, scenario: Scenario, question: Question,
-                       sources: dict[str, frozenset[str]], k: int, config: str) -> QuestionResult:
+async def run_question(graph: CompiledStateGraph[Any, Context, Any, Any], ctx: Context, scenario: Scenario,
+                       question: Question, sources: dict[str, frozenset[str]], k: int, config: str) -> QuestionResult:
     recorder = UsageRecorder()
     per_round: list[list[Hit]] = []
     verdicts: list[bool | None] = []
-    trace: list[Any] = []
+    trace: list[RoundTrace] = []
     stop = ""
     t0 = time.perf_counter()
     async for update in graph.astream({"question": question.text}, {"callbacks": [recorder]}, context=ctx,

@@ -15,10 +15,14 @@ import logging
 import os
 import sys
 from io import TextIOWrapper
-from typing import Any
+from typing import TYPE_CHECKING
 
 from z0_memory.binding import refuse_open_bind
 from z0_memory.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from mcp.server.fastmcp import FastMCP
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 TOKEN_ENV = "Z0_MCP_TOKEN"
 TOKEN_MIN_CHARS = 16
@@ -37,11 +41,11 @@ def check_bind(host: str, token: str | None) -> None:
 class BearerAuth:
     """ASGI middleware: every HTTP request needs ``Authorization: Bearer <token>`` (compared in constant time)."""
 
-    def __init__(self, app: Any, token: str) -> None:
+    def __init__(self, app: ASGIApp, token: str) -> None:
         self.app = app
         self.expected = f"Bearer {token}".encode()
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             given = next((v for k, v in scope.get("headers", []) if k.lower() == b"authorization"), b"")
             if not hmac.compare_digest(given, self.expected):
@@ -57,13 +61,13 @@ class BearerAuth:
         await self.app(scope, receive, send)
 
 
-def http_app(server: Any, token: str | None) -> Any:
+def http_app(server: FastMCP, token: str | None) -> ASGIApp:
     """The streamable HTTP ASGI app (at ``/mcp``), behind the bearer check when a token is set."""
     app = server.streamable_http_app()
     return BearerAuth(app, token) if token else app
 
 
-async def serve_http(server: Any, host: str, port: int, token: str | None) -> None:
+async def serve_http(server: FastMCP, host: str, port: int, token: str | None) -> None:
     import uvicorn
 
     check_bind(host, token)
@@ -73,7 +77,7 @@ async def serve_http(server: Any, host: str, port: int, token: str | None) -> No
     await uvicorn.Server(config).serve()
 
 
-async def serve_stdio(server: Any) -> None:
+async def serve_stdio(server: FastMCP) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
 

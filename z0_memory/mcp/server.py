@@ -13,13 +13,15 @@ and the server keeps serving.
 import asyncio
 import uuid
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
 from langchain_core.messages import HumanMessage
 from mcp.server.fastmcp import Context as MCPContext
 from mcp.server.fastmcp import FastMCP
+from langgraph.graph import StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
@@ -50,8 +52,9 @@ from z0_memory.memory import ProjectMemory, Z0Memory
 from z0_memory.nodes.chat import QUESTION_MAX_CHARS
 from z0_memory.redaction import find_secrets
 from z0_memory.rendering import escape
-from z0_memory.schemas import SEGMENT_MAX, Candidate, MemoryKey, Provenance, reject_nul
+from z0_memory.schemas import SEGMENT_MAX, Candidate, MemoryKey, Provenance, WriteOutcome, reject_nul
 from z0_memory.settings import Settings
+from z0_memory.state import ExtractionState
 from z0_memory.stores.rules import Rules
 
 # Input limits. A query is cut to QUESTION_MAX_CHARS by the chat and code graphs; here it is refused instead, so the
@@ -64,6 +67,7 @@ KEY_MAX_CHARS = 3 * SEGMENT_MAX + 2
 MAX_ROUNDS = 20  # Context's own bound on max_rounds
 ROOTS_TIMEOUT_S = 5.0
 MCP_EXTRACTOR = "human/mcp"
+ExtractionGraph = CompiledStateGraph[ExtractionState, Context, ExtractionState, ExtractionState]
 
 INSTRUCTIONS = """z0-memory: this project's long-term memory (settled facts and decisions with their history, \
 preferences, earlier context), shared by every session and agent working on the project.
@@ -105,7 +109,7 @@ class ServerState:
         self._lock = asyncio.Lock()
         self._sessions: weakref.WeakKeyDictionary[Any, projects.ProjectChoice] = weakref.WeakKeyDictionary()
         self._cwd: projects.ProjectChoice | None = None
-        self._graphs: dict[str, Any] = {}
+        self._graphs: dict[str, ExtractionGraph] = {}
 
     async def acquire(self) -> None:
         async with self._lock:
@@ -150,7 +154,9 @@ class ServerState:
                 return chosen
         return None
 
-    def extraction_graph(self, choice: projects.ProjectChoice, builder: Any) -> Any:
+    def extraction_graph(self, choice: projects.ProjectChoice,
+                         builder: StateGraph[ExtractionState, Context, ExtractionState, ExtractionState]
+                         ) -> ExtractionGraph:
         """The extraction graph compiled on this project's store (once per project)."""
         if choice.project not in self._graphs:
             store = self.memory.store(choice.project, self.context.user_id)
@@ -209,13 +215,12 @@ NOTHING_SAID = ("nothing to remember: no fact, decision or preference was stated
                 "(questions, requests and instructions are not stored)")
 
 
-def sort_outcomes(outcomes: list[dict[str, Any]]) -> dict[str, list[WriteItem]]:
+def sort_outcomes(outcomes: Sequence[WriteOutcome]) -> dict[str, list[WriteItem]]:
     groups: dict[str, list[WriteItem]] = {"written": [], "confirmed": [], "pending": [], "ignored": [], "queued": []}
     for o in outcomes:
-        action = str(o.get("action"))
-        item = WriteItem(action=action, target=o.get("target") or None, content=o.get("content"),
-                         confidence=o.get("confidence"), previous=o.get("previous"),
-                         reason=o.get("reason") or o.get("error"))
+        action = o.action
+        item = WriteItem(action=action, target=o.target or None, content=o.content or None,
+                         confidence=o.confidence, previous=o.previous, reason=o.reason or o.error)
         group = ("written" if action in WRITTEN else "confirmed" if action in CONFIRMED else
                  "pending" if action in PENDING else "queued" if action == "queued_for_retry" else "ignored")
         groups[group].append(item)

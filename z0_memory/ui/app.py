@@ -22,16 +22,18 @@ from urllib.parse import urlencode
 
 import jinja2
 from starlette.applications import Starlette
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from z0_memory.config import Context
 from z0_memory.settings import Settings
 from z0_memory.errors import InvalidInputError, InvalidKeyError, Z0Error
 from z0_memory.memory import ProjectMemory, Z0Memory
-from z0_memory.schemas import MemoryKey, Provenance, validate_segment
+from z0_memory.schemas import Hit, MemoryKey, MemoryRecord, Provenance, validate_segment
 from z0_memory.ui import security, views
 
 HERE = Path(__file__).resolve().parent
@@ -205,7 +207,7 @@ def _error_page(request: Request, settings: UiSettings, csrf: str, project: str 
     return HTMLResponse(body, status_code=status)
 
 
-def _form(pg: Page) -> Any:
+def _form(pg: Page) -> FormData:
     return pg.request.state.form
 
 
@@ -330,7 +332,7 @@ async def memories(pg: Page) -> Response:
     since, until = _date(params.get("since"), "since"), _date(params.get("until"), "until")
     pm = pg.pm
     if query:  # the period goes to the engine (created in [since, until + 1 day)); the kind is filtered after
-        found: list[Any] = await pm.semantic.search_engine.hybrid(
+        found: Sequence[Hit | MemoryRecord] = await pm.semantic.search_engine.hybrid(
             query, SEARCH_K, include_history=True, since=_start(since),
             until=_start(until + timedelta(days=1)) if until else None)
         found = [h for h in found if kind is None or h.kind == kind]
@@ -486,10 +488,10 @@ def create_app(memory: Z0Memory | None = None, *, context: Context | None = None
     app.state.z0_ui = ui
 
     class _Settings:  # every request carries the settings (also when the app is mounted in another)
-        def __init__(self, inner: Any) -> None:
+        def __init__(self, inner: ASGIApp) -> None:
             self.inner = inner
 
-        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
             if scope["type"] in ("http", "websocket"):
                 scope["z0_ui"] = ui
             await self.inner(scope, receive, send)

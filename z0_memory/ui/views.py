@@ -10,7 +10,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from z0_memory.offline.fusion import RECENCY_HALF_LIFE_DAYS, RECENCY_WEIGHT, SUPERSEDED_WEIGHT
-from z0_memory.schemas import FactVersion, Hit
+from z0_memory.schemas import FactVersion, Hit, MemoryRecord
 from z0_memory.stores.extraction_log import LogEntry
 
 GROUPS = ("written", "confirmed", "pending", "ignored")
@@ -124,16 +124,16 @@ def outcome_chart(entries: Sequence[LogEntry], *, days: int = CHART_DAYS, today:
     return Chart(width=width, height=height, bars=bars, bar_width=round(slot - margin, 1), top=top)
 
 
-def split_superseded(items: Sequence[Any]) -> tuple[list[Any], list[Any]]:
+def split_superseded(items: Sequence[Hit | MemoryRecord]) -> tuple[list[Hit | MemoryRecord], list[Hit | MemoryRecord]]:
     """(current, superseded) of hits or memory records, order kept."""
     current = [i for i in items if not _superseded(i)]
     return current, [i for i in items if _superseded(i)]
 
 
-def _superseded(item: Any) -> bool:
+def _superseded(item: Hit | MemoryRecord) -> bool:
     if isinstance(item, Hit):
         return item.superseded
-    return getattr(item, "superseded_at", None) is not None
+    return item.superseded_at is not None
 
 
 def in_period(created_at: datetime | None, since: date | None, until: date | None) -> bool:

@@ -50,7 +50,7 @@ from z0_memory.offline.extraction.vocabulary import (
     term_pattern,
 )
 from z0_memory.redaction import REDACTED, redact_secrets
-from z0_memory.schemas import Candidate, normalize_segment
+from z0_memory.schemas import Candidate, WriteOutcome, normalize_segment
 from z0_memory.text import contains_cjk
 
 OFFLINE_EXTRACTOR_NAME = "offline-rules/2"  # /2: the clause-level, open-vocabulary rules of issue 16
@@ -298,14 +298,14 @@ def extract_candidates(
     *,
     project: str,
     existing: Sequence[ExistingMemory] = (),
-    ignored: list[dict[str, str]] | None = None,
+    ignored: list[WriteOutcome] | None = None,
 ) -> list[Candidate]:
     """Memory candidates stated by the user in ``messages`` (one turn), linked to the ``existing`` memories.
 
     Only user messages are read for statements; an assistant message counts only as what a following user message
     accepts ("yes, let's do that", "that's right"). Output order follows the text; at most one candidate per key.
     Instructions to the assistant are never candidates; when ``ignored`` is given, each is appended to it as
-    ``{"action": "ignored", "reason": "instruction", "content": <the sentence>}``.
+    ``WriteOutcome(action="ignored", reason="instruction", content=<the sentence>)``.
     """
     normalize_segment(project)
     state = _TurnState()
@@ -319,7 +319,7 @@ def extract_candidates(
         instructions: list[str] = []
         statements, accepted = _analyse_message(message.text, instructions)
         if ignored is not None:
-            ignored.extend({"action": "ignored", "reason": "instruction", "content": redact_secrets(text)}
+            ignored.extend(WriteOutcome(action="ignored", reason="instruction", content=redact_secrets(text))
                            for text in instructions)
         if not statements and not accepted:
             statements = short_answer(message.text, state.previous_assistant)
