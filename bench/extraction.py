@@ -16,7 +16,8 @@ thread of the extraction graph (with an in-memory checkpointer, so the thread's 
 A user turn is sent together with the assistant messages before it, exactly as a post-turn node would see them.
 
 What is scored is what the tables say, not what the extractor returned: before and after each user turn the bench
-reads z0_facts, z0_memories (keyless rows) and z0_pending of the project, and turns the difference into writes:
+reads the project's fact versions, keyless memories and pending rows (``FactStore.version_rows``,
+``SemanticStore.keyless_rows``, ``PendingStore.raw_rows``), and turns the difference into writes:
 
   new fact version 1 ........................... persist (confirm, when a pending row of that key and value
                                                   disappeared)
@@ -155,19 +156,10 @@ class Report:
 
 
 async def snapshot(memory: Z0Memory, project: str) -> Snapshot:
-    async with memory.db.connection() as conn:
-        facts = await (await conn.execute(
-            "SELECT f.id, f.category, f.entity, f.value, f.version, f.valid_to, f.confirmations, f.rationale, m.kind, m.content "
-            "FROM z0_facts f LEFT JOIN z0_memories m ON m.project = f.project AND m.user_id = f.user_id "
-            "AND m.fact_key = f.project || ':' || f.category || ':' || f.entity AND m.fact_version = f.version "
-            "WHERE f.project = %s", [project])).fetchall()
-        memories = await (await conn.execute(
-            "SELECT id::text AS id, kind, content, superseded_at, "
-            "coalesce((metadata::jsonb ->> 'confirmations')::int, 1) AS confirmations "
-            "FROM z0_memories WHERE project = %s AND fact_key IS NULL", [project])).fetchall()
-        pending = await (await conn.execute(
-            "SELECT id, match_key, candidate, confirmations FROM z0_pending WHERE project = %s",
-            [project])).fetchall()
+    """Every fact version, keyless memory and pending row of the project's scope, by id (the stores' raw rows)."""
+    pm = memory.scope(project)
+    facts, memories = await pm.facts.version_rows(), await pm.semantic.keyless_rows()
+    pending = await pm.pending.raw_rows()
     return Snapshot({r["id"]: r for r in facts}, {r["id"]: r for r in memories}, {r["id"]: r for r in pending})
 
 

@@ -83,16 +83,15 @@ LOADED_MARK = "perf_store_loaded:{project}"
 
 async def is_loaded(memory, project: str) -> bool:
     """Whether a kept run already loaded this size into the data dir (see ``--keep``)."""
-    async with memory.db.connection() as conn:
-        row = await (await conn.execute("SELECT 1 AS x FROM z0_meta WHERE key = %s",
-                                        [LOADED_MARK.format(project=project)])).fetchone()
-    return row is not None
+    from z0_memory.stores.schema import meta_value
+
+    return await meta_value(memory.db, LOADED_MARK.format(project=project)) is not None
 
 
 async def mark_loaded(memory, project: str, n: int) -> None:
-    async with memory.db.connection() as conn:
-        await conn.execute("INSERT INTO z0_meta (key, value) VALUES (%s, %s::jsonb) ON CONFLICT (key) DO NOTHING",
-                           [LOADED_MARK.format(project=project), f'{{"n": {n}}}'])
+    from z0_memory.stores.schema import add_meta
+
+    await add_meta(memory.db, LOADED_MARK.format(project=project), {"n": n})
 
 
 async def load_z0(memory, pm, texts: list[str], vectors: list[list[float]], fact_keys: list[str]) -> None:
@@ -123,6 +122,7 @@ async def run_size(memory, n: int, n_queries: int, keep: bool = False) -> dict[s
     from langgraph.store.postgres.aio import AsyncPostgresStore
     from psycopg.rows import dict_row
     from psycopg_pool import AsyncConnectionPool
+    from z0_memory.stores.maintenance import analyze_database
     from z0_memory.stores.recipes import SearchRequest, run_recipe
 
     figures: dict[str, float] = {}
@@ -182,8 +182,7 @@ async def run_size(memory, n: int, n_queries: int, keep: bool = False) -> dict[s
             if keep:
                 await mark_loaded(memory, project, n)
         await asyncio.sleep(0)
-        async with memory.db.connection() as conn:
-            await conn.execute("ANALYZE")
+        await analyze_database(memory.db)
 
         rnd = random.Random(n)
         keys = [rnd.choice(fact_keys) for _ in range(max(n_queries, 500))]

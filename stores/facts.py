@@ -27,6 +27,16 @@ _FACT_COLUMNS = (
     "confidence, rationale, confirmations, recorded_at"
 )
 
+# Every version of a scope's facts, as raw rows, each with its mirror row's kind and content (LEFT JOIN: a version
+# whose mirror was deleted still shows): what ``bench/extraction.py`` compares before and after a turn.
+VERSION_ROWS_SQL = (
+    "SELECT f.id, f.category, f.entity, f.value, f.version, f.valid_to, f.confirmations, f.rationale, "
+    f"m.kind, m.content FROM z0_facts f LEFT JOIN {SEMANTIC_TABLE} m "
+    "ON m.project = f.project AND m.user_id = f.user_id "
+    "AND m.fact_key = f.project || ':' || f.category || ':' || f.entity AND m.fact_version = f.version "
+    "WHERE f.project = %(project)s AND f.user_id = %(user_id)s"
+)
+
 
 @dataclass(frozen=True)
 class FactWrite:
@@ -117,6 +127,12 @@ class FactStore:
                 "AND category = %(category)s AND entity = %(entity)s ORDER BY version", self._params(k),
             )).fetchall()
         return [_version(r) for r in rows]
+
+    async def version_rows(self) -> list[dict[str, Any]]:
+        """Every version of every fact of the scope as a raw row (:data:`VERSION_ROWS_SQL`), in no particular order:
+        for inspection (the extraction bench's before/after snapshots), not for the application."""
+        async with self.db.connection(self.scope) as conn:
+            return await (await conn.execute(VERSION_ROWS_SQL, self.scope.params)).fetchall()
 
     async def put(self, key: str | MemoryKey, value: str, provenance: Provenance | None = None, *,
                   kind: MemoryKind = "fact", statement: str | None = None, revise: bool = False) -> FactWrite:

@@ -1,5 +1,6 @@
-"""Statements over a whole scope or the whole semantic table: forgetting a scope, and re-embedding every memory
-(the embedding-model change: new vectors first, then the column swap and the index rebuild in one transaction)."""
+"""Statements over a whole scope, the whole semantic table or the whole database: forgetting a scope, re-embedding
+every memory (the embedding-model change: new vectors first, then the column swap and the index rebuild in one
+transaction), and refreshing the planner's statistics after a bulk load."""
 
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ SWAP_COLUMN_SQL = (
     f"ALTER TABLE {SEMANTIC_TABLE} ALTER COLUMN embedding SET NOT NULL",
     f"CREATE INDEX z0_memories_hnsw ON {SEMANTIC_TABLE} USING hnsw (embedding vector_cosine_ops)",
 )
+# Every table of the database the connecting role may analyze (a bench's bulk load, before it measures).
+ANALYZE_ALL_SQL = "ANALYZE"
 
 
 async def forget_scope(db: Database, scope: Scope) -> int:
@@ -57,3 +60,10 @@ async def swap_embeddings(db: Database, spec: EmbeddingSpec, ids: Sequence[Any],
         for sql in SWAP_COLUMN_SQL:
             await conn.execute(sql)
         await write_embedding_meta(conn, spec)
+
+
+async def analyze_database(db: Database) -> None:
+    """Refresh the planner's statistics of every table (:data:`ANALYZE_ALL_SQL`), at once rather than at
+    autovacuum's next wake-up: what a benchmark runs after loading many rows and before measuring."""
+    async with db.connection() as conn:
+        await conn.execute(ANALYZE_ALL_SQL)

@@ -25,6 +25,11 @@ _COLUMNS = (
     "message_ids, extractor, confidence"
 )
 
+# Every pending row of a scope, expired ones included, as stored: what ``bench/extraction.py`` compares before and
+# after a turn.
+RAW_ROWS_SQL = ("SELECT id, match_key, candidate, confirmations FROM z0_pending "
+                "WHERE project = %(project)s AND user_id = %(user_id)s")
+
 
 @dataclass(frozen=True)
 class PendingWrite:
@@ -80,6 +85,12 @@ class PendingStore:
                 {**self.scope.params, "all": include_expired},
             )).fetchall()
         return [_item(r) for r in rows]
+
+    async def raw_rows(self) -> list[dict[str, Any]]:
+        """Every pending row of the scope (expired ones too) as stored (:data:`RAW_ROWS_SQL`), in no particular
+        order: for inspection (the extraction bench's before/after snapshots), not for the application."""
+        async with self.db.connection(self.scope) as conn:
+            return await (await conn.execute(RAW_ROWS_SQL, self.scope.params)).fetchall()
 
     async def get(self, item_id: int) -> PendingItem | None:
         async with self.db.connection(self.scope) as conn:

@@ -460,18 +460,35 @@ MIGRATIONS: tuple[tuple[int, str, Migration], ...] = (
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 
+# z0_meta: one JSON value per key (the embedding model under 'embedding'; benches may mark what they loaded).
+META_VALUE_SQL = "SELECT value FROM z0_meta WHERE key = %s"
+META_SET_SQL = ("INSERT INTO z0_meta (key, value) VALUES (%s, %s::jsonb) "
+                "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value")
+META_ADD_SQL = "INSERT INTO z0_meta (key, value) VALUES (%s, %s::jsonb) ON CONFLICT (key) DO NOTHING"
+EMBEDDING_META_KEY = "embedding"
+
+
+async def meta_value(db: Database, key: str) -> Any | None:
+    """The JSON value z0_meta holds under ``key``, or None."""
+    async with db.connection() as conn:
+        row = await (await conn.execute(META_VALUE_SQL, [key])).fetchone()
+    return row["value"] if row else None
+
+
+async def add_meta(db: Database, key: str, value: Any) -> None:
+    """Record ``value`` (JSON) under ``key`` in z0_meta unless the key already holds one."""
+    async with db.connection() as conn:
+        await conn.execute(META_ADD_SQL, [key, json.dumps(value)])
+
+
 async def write_embedding_meta(conn, embedding: EmbeddingSpec) -> None:
-    await conn.execute(
-        "INSERT INTO z0_meta (key, value) VALUES ('embedding', %s::jsonb) "
-        "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
-        [json.dumps({"model": embedding.name, "dims": embedding.dims})],
-    )
+    value = {"model": embedding.name, "dims": embedding.dims}
+    await conn.execute(META_SET_SQL, [EMBEDDING_META_KEY, json.dumps(value)])
 
 
 async def stored_embedding(db: Database) -> EmbeddingSpec | None:
-    async with db.connection() as conn:
-        row = await (await conn.execute("SELECT value FROM z0_meta WHERE key = 'embedding'")).fetchone()
-    return EmbeddingSpec(row["value"]["model"], int(row["value"]["dims"])) if row else None
+    value = await meta_value(db, EMBEDDING_META_KEY)
+    return EmbeddingSpec(value["model"], int(value["dims"])) if value is not None else None
 
 
 def check_embedding(stored: EmbeddingSpec | None, configured: EmbeddingSpec) -> None:

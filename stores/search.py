@@ -11,9 +11,9 @@ the engine's scope (``Database.fetch``: one round trip each). ``PGVectorStore`` 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 
@@ -40,6 +40,7 @@ from z0_memory.stores.vectors import VectorParam
 # Reciprocal-rank fusion, ``sum w / (RRF_K + rank)``: the one constant of every fusion of ranked lists here. A small
 # k lets each list's first few hits dominate, which is how the loop's evidence fuses best (bench/README.md).
 RRF_K = 20
+Id = TypeVar("Id", bound=Hashable)
 HYBRID_DEPTH = 50  # each half of a hybrid search ranks this many before fusion
 KEYWORD_WEIGHT = 1.0
 DENSE_WEIGHT = 1.0
@@ -67,11 +68,11 @@ WHERE {SCOPE_SQL}
 """)
 
 
-def rrf_ranking(rankings: Sequence[Sequence[str]], k: int, *, weights: Sequence[float] | None = None,
-                rrf_k: int = RRF_K) -> list[tuple[str, float]]:
-    """Reciprocal-rank fusion of ranked id lists: ``sum w / (rrf_k + rank)`` per id; the best k (id, score), best
-    first, equal scores in order of first appearance."""
-    scores: dict[str, float] = {}
+def rrf_ranking(rankings: Sequence[Sequence[Id]], k: int, *, weights: Sequence[float] | None = None,
+                rrf_k: int = RRF_K) -> list[tuple[Id, float]]:
+    """Reciprocal-rank fusion of ranked id lists (each id once per list): ``sum w / (rrf_k + rank)`` per id, rank
+    1-based; the best k (id, score), best first, equal scores in order of first appearance."""
+    scores: dict[Id, float] = {}
     for weight, ids in zip(weights if weights is not None else [1.0] * len(rankings), rankings, strict=True):
         for rank, memory_id in enumerate(ids, 1):
             scores[memory_id] = scores.get(memory_id, 0.0) + weight / (rrf_k + rank)

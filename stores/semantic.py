@@ -49,6 +49,15 @@ log = logging.getLogger(__name__)
 ANALYZE_MIN_ROWS = 50
 ANALYZE_SHARE = 0.1
 _KINDS = {"fact", "decision", "preference", "context"}
+# A scope's keyless memories (not a fact's mirror), superseded ones included, with their confirmation count: what
+# ``bench/extraction.py`` compares before and after a turn.
+KEYLESS_ROWS_SQL = (
+    "SELECT id::text AS id, kind, content, superseded_at, "
+    "coalesce((metadata::jsonb ->> 'confirmations')::int, 1) AS confirmations "
+    f"FROM {SEMANTIC_TABLE} WHERE project = %(project)s AND user_id = %(user_id)s AND fact_key IS NULL"
+)
+
+
 @dataclass
 class NewMemory:
     """A semantic memory to add.
@@ -359,6 +368,12 @@ class SemanticStore:
                 "AND user_id = %(user_id)s", {**self.scope.params, "ids": ids},
             )
             return cur.rowcount
+
+    async def keyless_rows(self) -> list[dict[str, Any]]:
+        """Every keyless memory of the scope (superseded ones too) as a raw row (:data:`KEYLESS_ROWS_SQL`), in no
+        particular order: for inspection (the extraction bench's before/after snapshots), not for the application."""
+        async with self.db.connection(self.scope) as conn:
+            return await (await conn.execute(KEYLESS_ROWS_SQL, self.scope.params)).fetchall()
 
     async def source_ids(self) -> dict[str, frozenset[str]]:
         """Every row's id -> the source ids it cites (fact mirror rows included): what an evaluation scores by."""

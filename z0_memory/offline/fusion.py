@@ -46,6 +46,7 @@ from z0_memory.offline.judge import (
     hit_stems,
 )
 from z0_memory.schemas import Hit, conversation_position
+from z0_memory.stores.search import rrf_ranking
 from z0_memory.timewindow import TimeWindow
 
 RRF_K = 5
@@ -115,19 +116,20 @@ class _Fused:
 
     def __init__(self, rounds: Sequence[Sequence[Hit]], question: str, weight: Callable[[Hit], float] | None) -> None:
         best: dict[str, Hit] = {}
-        fused: dict[str, float] = {}
         found_in: dict[str, list[int]] = {}
+        rankings: list[list[str]] = []  # each round's ids, best first, once each
         for r, hits in enumerate(rounds):
-            round_weight = 1.0 if r == 0 else LATER_ROUND_WEIGHT
-            seen_this_round: set[str] = set()
-            for rank, hit in enumerate(hits, start=1):
-                if hit.id in seen_this_round:
+            ranking: dict[str, None] = {}
+            for hit in hits:
+                if hit.id in ranking:
                     continue
-                seen_this_round.add(hit.id)
-                fused[hit.id] = fused.get(hit.id, 0.0) + round_weight / (RRF_K + rank)
+                ranking[hit.id] = None
                 found_in.setdefault(hit.id, []).append(r + 1)
                 if hit.id not in best or hit.score > best[hit.id].score:
                     best[hit.id] = hit
+            rankings.append(list(ranking))
+        weights = [1.0 if r == 0 else LATER_ROUND_WEIGHT for r in range(len(rankings))]
+        fused = dict(rrf_ranking(rankings, len(best), weights=weights, rrf_k=RRF_K))
         if best:
             overlap = _overlap_scorer(analyze_question(question), list(best.values()))
             for hid, hit in best.items():

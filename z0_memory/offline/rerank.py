@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from z0_memory.offline import fusion
 from z0_memory.offline.judge import analyze_question
 from z0_memory.schemas import Hit, conversation_position
+from z0_memory.stores.search import rrf_ranking
 from z0_memory.text import contains_cjk, stem, tokens
 
 
@@ -99,7 +100,5 @@ def rerank(question: str, hits: Sequence[Hit]) -> list[Hit]:
         return list(hits)
     scores = lexical_scores(question, hits)
     lexical_order = sorted(range(len(hits)), key=lambda i: (-scores[i][0], -scores[i][1], i))
-    lexical_rank = {i: r for r, i in enumerate(lexical_order, start=1)}
-    k = fusion.RRF_K
-    fused = [1.0 / (k + i + 1) + 1.0 / (k + lexical_rank[i]) for i in range(len(hits))]
-    return [hits[i] for i in sorted(range(len(hits)), key=lambda i: (-fused[i], i))]
+    fused = rrf_ranking([list(range(len(hits))), lexical_order], len(hits), rrf_k=fusion.RRF_K)
+    return [hits[i] for i, _ in fused]  # equal scores in the loop's order: first appearance
