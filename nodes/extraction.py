@@ -37,7 +37,14 @@ from z0_memory.settings import Settings
 from z0_memory.errors import InvalidKeyError
 from z0_memory.llm import ModelCallError, invoke_structured
 from z0_memory.nodes.common import scope_of
-from z0_memory.offline.extractor import OFFLINE_EXTRACTOR_NAME, ExistingMemory, TurnMessage, extract_candidates
+from z0_memory.nodes.extraction_review import review_candidates
+from z0_memory.offline.extractor import (
+    OFFLINE_EXTRACTOR_NAME,
+    SLOTS,
+    ExistingMemory,
+    TurnMessage,
+    extract_candidates,
+)
 from z0_memory.prompts import EXTRACTOR_SYSTEM, EXTRACTOR_USER
 from z0_memory.redaction import REDACTED, find_secrets, key_holds_secret, redact_secrets, scrub
 from z0_memory.rendering import strip_memory_blocks
@@ -173,10 +180,18 @@ async def related_memories(pm: ProjectMemory, turn: Sequence[TurnMessage]) -> li
             for i, r in enumerate(items, 1)]
 
 
+def known_keys() -> str:
+    """The vocabulary's keys, one line per category, for the LLM extractor to name keys the way the offline one does."""
+    by_category: dict[str, list[str]] = {}
+    for slot in SLOTS:
+        by_category.setdefault(slot.category, []).append(slot.entity)
+    return "\n".join(f"{category}: {', '.join(entities)}" for category, entities in by_category.items())
+
+
 async def _llm_candidates(model: Any, turn: Sequence[TurnMessage], related: Sequence[Related], settings: Settings,
                           project: str, runnable: Any = None) -> list[Candidate]:
     existing = "\n".join(f"{r.local_id}: {'(pending) ' if r.pending else ''}{r.content}" for r in related) or "(none)"
-    prompt = EXTRACTOR_USER.format(project=project, existing=existing, turn=render_turn(turn))
+    prompt = EXTRACTOR_USER.format(project=project, known_keys=known_keys(), existing=existing, turn=render_turn(turn))
     result = await invoke_structured(model, ExtractionResult, [SystemMessage(EXTRACTOR_SYSTEM), HumanMessage(prompt)],
                                      settings, what="memory extractor", runnable=runnable)
     return result.candidates
@@ -273,17 +288,24 @@ async def extract_turn(pm: ProjectMemory, memory: Z0Memory, turn: Sequence[TurnM
     model = memory.providers.chat("extractor", ctx)
     message_ids = said_ids(turn)
     ignored: list[dict[str, Any]] = []  # instructions to the assistant: never memories, reported in the outcome
+    notes: list[str | None] = []  # per candidate: what the review of the model's answer changed
     if model is None:
         candidates = extract_candidates(turn, project=pm.scope.project, existing=related, ignored=ignored)
         extractor = OFFLINE_EXTRACTOR_NAME
     else:
         settings = memory.settings
-        candidates = await _llm_candidates(model, turn, related, settings, pm.scope.project,
-                                           memory.providers.structured(model, ExtractionResult,
-                                                                       settings.structured_output_method))
+        proposed = await _llm_candidates(model, turn, related, settings, pm.scope.project,
+                                         memory.providers.structured(model, ExtractionResult,
+                                                                     settings.structured_output_method))
+        review = review_candidates(proposed, turn, related, pm.scope.project)
+        candidates, notes, ignored = review.candidates, review.notes, review.ignored
         extractor = f"llm/{getattr(model, 'model_name', None) or type(model).__name__}"
     provenance = Provenance(thread_id=thread_id, message_ids=message_ids, extractor=extractor)
-    return ignored + await write_candidates(pm, candidates, related, ctx, provenance, secrets)
+    outcomes = await write_candidates(pm, candidates, related, ctx, provenance, secrets)
+    for outcome, note in zip(outcomes, notes, strict=False):
+        if note:
+            outcome["note"] = note
+    return ignored + outcomes
 
 
 @dataclass(frozen=True)
