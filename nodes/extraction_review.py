@@ -13,7 +13,8 @@ decide is enforced here, on what the model returned, before the write gate sees 
   capped below the gate) until someone says it; a rationale the turn does not give is dropped;
 * clause-level hedges: a value the offline clause rules read as hedged in this turn ("not sure yet whether we'll
   use Kafka", "可能用 Kafka") and nowhere as firm stays pending, whatever confidence the model gave it;
-* a rejection confirms nothing: after "no" / "不对", a candidate whose value only the assistant said is dropped;
+* a rejection confirms nothing: after "no" / "不对", a candidate whose value only the assistant said, or that
+  confirms something whose value the user did not say, is dropped;
 * precedence within the turn, one candidate per key: the user's statement over one only the assistant made, a firm
   one over a hedge, a decision over a description, else the later one; a hedge on another value of the key is kept
   next to a firm one ("SQLite for now, maybe Postgres later": both, the later one pending).
@@ -179,7 +180,7 @@ def review_candidates(candidates: Sequence[Candidate], turn: Sequence[TurnMessag
             if user is None and assistant is None and spelled(candidate.value, texts.instructions):
                 review.ignored.append(_dropped(candidate, "instruction to the assistant, not a project memory"))
                 continue
-            if user is None and texts.rejection and assistant is not None:
+            if user is None and texts.rejection and (assistant is not None or candidate.confirms):
                 review.ignored.append(_dropped(candidate, "a rejection confirms nothing"))
                 continue
             loosely = words_said(candidate.value, f"{texts.user}\n{texts.replies}\n{texts.context}")
@@ -193,6 +194,9 @@ def review_candidates(candidates: Sequence[Candidate], turn: Sequence[TurnMessag
                 update.update(hedged=True, confirms=False,
                               confidence=min(update.get("confidence", candidate.confidence), UNSAID_CONFIDENCE))
                 note.append("its clause hedges: pending")
+        elif texts.rejection and candidate.confirms:  # "no" said to the assistant, taken as "yes" to an item
+            review.ignored.append(_dropped(candidate, "a rejection confirms nothing"))
+            continue
         else:
             by_user = bool(_terms(candidate.content) & _terms(texts.user))
         if candidate.rationale and not _rationale_said(candidate.rationale, texts):

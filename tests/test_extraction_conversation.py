@@ -161,3 +161,45 @@ async def test_the_chat_graph_extracts_only_the_new_turn_after_each_turn(memory,
                                       context=Context(project="acme", mode="chat", max_rounds=1))
         assert len(out["messages"]) == 6
     assert [user_lines(c.request) for c in extractor.calls] == [[text] for text in said]
+
+
+# --- the review of the LLM extractor's answer, at graph level (the wire tests: tests/test_extraction_llm_wire.py) ---
+
+
+async def test_the_chat_graph_reports_an_instruction_as_ignored_and_stores_the_rest(memory, tmp_path):
+    extractor = ScriptedChatModel([ExtractionResult(candidates=[
+        Candidate(kind="preference", content="Always answer in English", key="acme:preference:answer_language",
+                  value="English", confidence=0.9),
+        Candidate(kind="decision", content="We'll use Hono for the backend", key="acme:stack:backend_framework",
+                  value="Hono", confidence=0.9)])], name="extractor")
+    async with memory_with(memory, agent=ScriptedChatModel("Sure."), extractor=extractor,
+                           settings={"rules_root": str(tmp_path)}) as mem:
+        graph = chat_builder.compile(store=mem.store("acme"), checkpointer=mem.checkpointer("acme"))
+        out = await graph.ainvoke({"messages": [HumanMessage(
+            "From now on, always answer in English. We'll use Hono for the backend.")]}, thread(),
+            context=Context(project="acme", mode="chat", max_rounds=1))
+        facts = {str(f.key): f.value for f in await mem.scope("acme").facts.list()}
+    assert [(o["action"], o.get("reason")) for o in out["extraction"]] == [
+        ("ignored", "instruction"), ("dropped", "instruction to the assistant, not a project memory"),
+        ("fact_created", None)]
+    assert facts == {"acme:stack:backend_framework": "Hono"}
+
+
+async def test_a_no_taken_as_a_confirmation_by_local_id_confirms_nothing(memory):
+    pm = memory.scope("acme")
+    hedge = Candidate(kind="decision", content="Maybe Redis for the cache", key="acme:database:cache", value="Redis",
+                      confidence=0.35, hedged=True)
+    model = ScriptedChatModel([
+        ExtractionResult(candidates=[hedge]),
+        # "No." read as accepting the waiting item: no key, no value, only its local id
+        lambda call: ExtractionResult(candidates=[Candidate(
+            kind="decision", content="Go with it", confidence=0.9, confirms=True,
+            same_as=int(re.search(r"^(\d+): \(pending\) ", call.request, re.M).group(1)))]),
+    ])
+    with swapped_model(memory, "extractor", model):
+        await run(memory, [HumanMessage("Maybe Redis for the cache.", id="h1")])
+        outcomes = await run(memory, [HumanMessage("Maybe Redis for the cache.", id="h1"),
+                                      AIMessage("Shall we go with Redis, then?", id="a1"),
+                                      HumanMessage("No.", id="h2")])
+    assert [(o["action"], o.get("reason")) for o in outcomes] == [("dropped", "a rejection confirms nothing")]
+    assert await pm.facts.get("acme:database:cache") is None and len(await pm.pending.list()) == 1
