@@ -6,7 +6,8 @@ Your graph keeps its own responder (here a tiny deterministic one; in real life 
 
 * ``recall`` is ``z0_memory.graphs.retrieval.builder`` compiled and added as a node: it reads ``question`` from your
   state and writes ``memories`` (cited evidence), ``verdict``, ``trace`` (every round) and ``stop_reason``;
-* ``extract`` is ``z0_memory.nodes.extraction.extract``: it reads the latest turn of ``messages`` and writes what
+* ``extract`` is ``z0_memory.nodes.extraction.extract``: it reads the turns of ``messages`` not extracted yet (after a
+  live turn, that turn) and writes what
   it remembered (or held as pending) to ``extraction``.
 
 Both reach memory through ``runtime.store``: compile with ``store=memory.store(project)``. Run it on the embedded

@@ -1,7 +1,10 @@
-"""The extraction graph: one post-turn node, runnable on its own (give it ``messages``) or after any agent.
+"""The extraction graph: one post-turn node, runnable on its own (give it ``messages``: one turn or a whole
+conversation, whose user turns are extracted in order) or after any agent.
 
 To use the node in your own graph, add ``z0_memory.nodes.extraction.extract`` after your agent node; it reads
-``messages`` and writes the ``extraction`` channel (what it did with each candidate).
+``messages`` (only the turns this scope has not extracted yet, by message id) and writes the ``extraction`` channel
+(what it did with each candidate). Give messages ids to re-run it idempotently: LangGraph gives an id-less message
+a random one.
 """
 
 from __future__ import annotations

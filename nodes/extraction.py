@@ -1,7 +1,10 @@
 """The post-turn extraction node: what did this turn settle, and where does it belong?
 
-It reads the latest turn from ``messages``: the last human message and the assistant replies after it, plus the
-assistant message right before it (context only: what a bare "yes, let's do that" accepts). System messages, tool
+It reads ``messages`` turn by turn: each human message and the assistant replies after it, plus the assistant
+message right before it (context only: what a bare "yes, let's do that" accepts). Only turns this scope has not
+extracted yet are read (by message id, see ``extract_conversation``): after a live turn of the chat or code graph,
+whose ``messages`` hold the whole thread, that is the new turn; given a whole conversation (the extraction graph,
+``ProjectMemory.add``), every turn in order, each seeing what the turns before it wrote. System messages, tool
 messages, tool-call-only assistant messages and injected ``<memory>`` blocks are never read, so recalled memory is
 not re-extracted; secrets are redacted from the turn before any extractor sees it. The extractor is shown the
 related existing memories (current facts, waiting pending items, close semantic memories) under small local ids,
@@ -19,6 +22,7 @@ and metadata; pending rows: ``first_seen``/``last_seen``).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -35,12 +39,20 @@ from z0_memory.settings import Settings
 from z0_memory.errors import InvalidKeyError
 from z0_memory.llm import ModelCallError, invoke_structured
 from z0_memory.nodes.common import scope_of
-from z0_memory.offline.extractor import OFFLINE_EXTRACTOR_NAME, ExistingMemory, TurnMessage, extract_candidates
+from z0_memory.nodes.extraction_review import review_candidates
+from z0_memory.offline.extractor import (
+    OFFLINE_EXTRACTOR_NAME,
+    SLOTS,
+    ExistingMemory,
+    TurnMessage,
+    extract_candidates,
+)
 from z0_memory.prompts import EXTRACTOR_SYSTEM, EXTRACTOR_USER
 from z0_memory.redaction import REDACTED, find_secrets, key_holds_secret, redact_secrets, scrub
 from z0_memory.rendering import strip_memory_blocks
 from z0_memory.schemas import Candidate, MemoryKey, Provenance, WriteOutcome
 from z0_memory.state import ExtractionState
+from z0_memory.stores.provenance import extracted_message_ids
 from z0_memory.tokens import message_text
 from z0_memory.validation import check_messages
 from z0_memory.writes import gate_and_write
@@ -79,13 +91,26 @@ def _turn_message(message: AnyMessage) -> TurnMessage | None:
     return TurnMessage("user" if isinstance(message, HumanMessage) else "assistant", text, message.id)
 
 
-def _turn_messages(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
-    start = next((i for i in range(len(messages) - 1, -1, -1) if isinstance(messages[i], HumanMessage)), None)
-    if start is None:
-        return []
-    if start > 0 and isinstance(messages[start - 1], AIMessage):
-        start -= 1
-    return list(messages[start:])
+def conversation_turns(messages: Sequence[AnyMessage]) -> list[list[AnyMessage]]:
+    """Each human message of ``messages``, in order, with the assistant message just before it (context: what a bare
+    "yes" accepts) and every message after it up to the next human message (the replies, tool calls included)."""
+    turns: list[list[AnyMessage]] = []
+    for i, message in enumerate(messages):
+        if not isinstance(message, HumanMessage):
+            continue
+        before = [messages[i - 1]] if i and isinstance(messages[i - 1], AIMessage) else []
+        after: list[AnyMessage] = []
+        for reply in messages[i + 1:]:
+            if isinstance(reply, HumanMessage):
+                break
+            after.append(reply)
+        turns.append([*before, message, *after])
+    return turns
+
+
+def read_turn(raw: Sequence[AnyMessage]) -> list[TurnMessage]:
+    """A turn's messages as the extractors read them: conversation only, redacted, memory blocks stripped."""
+    return [m for m in map(_turn_message, raw) if m is not None]
 
 
 def latest_turn(messages: Sequence[AnyMessage]) -> list[TurnMessage]:
@@ -93,16 +118,35 @@ def latest_turn(messages: Sequence[AnyMessage]) -> list[TurnMessage]:
 
     Texts are redacted of secrets and stripped of injected memory blocks.
     """
-    return [m for m in map(_turn_message, _turn_messages(messages)) if m is not None]
+    turns = conversation_turns(messages)
+    return read_turn(turns[-1]) if turns else []
 
 
-def turn_secrets(messages: Sequence[AnyMessage]) -> list[str]:
-    """The secret strings said in the latest turn, to scrub from whatever the extractor returns."""
+def turn_secrets(raw: Sequence[AnyMessage]) -> list[str]:
+    """The secret strings said in a turn's messages, to scrub from whatever the extractor returns."""
     found: list[str] = []
-    for message in _turn_messages(messages):
+    for message in raw:
         if isinstance(message, HumanMessage | AIMessage):
             found += [s for s in find_secrets(message_text(message)) if s not in found]
     return found
+
+
+def message_id(index: int, role: str, text: str, before: str = "") -> str:
+    """A stable id for a message given without one, from its position, role and text and the id of the message
+    before it (``before``): the same conversation given twice has the same ids, another one has others."""
+    digest = hashlib.sha256(f"{before}\x1f{index}\x1f{role}\x1f{text}".encode()).hexdigest()[:24]
+    return f"z0msg-{digest}"
+
+
+def with_stable_ids(messages: Sequence[AnyMessage]) -> list[AnyMessage]:
+    """``messages`` with an id on each: the one it has, else ``message_id`` chained on the message before, so "yes"
+    at the same place in two different conversations is two messages."""
+    out: list[AnyMessage] = []
+    for i, m in enumerate(messages):
+        if not m.id:
+            m = m.model_copy(update={"id": message_id(i, m.type, message_text(m), str(out[-1].id) if out else "")})
+        out.append(m)
+    return out
 
 
 def _first_user(turn: Sequence[TurnMessage]) -> int:
@@ -139,10 +183,18 @@ async def related_memories(pm: ProjectMemory, turn: Sequence[TurnMessage]) -> li
             for i, r in enumerate(items, 1)]
 
 
+def known_keys() -> str:
+    """The vocabulary's keys, one line per category, for the LLM extractor to name keys the way the offline one does."""
+    by_category: dict[str, list[str]] = {}
+    for slot in SLOTS:
+        by_category.setdefault(slot.category, []).append(slot.entity)
+    return "\n".join(f"{category}: {', '.join(entities)}" for category, entities in by_category.items())
+
+
 async def _llm_candidates(model: BaseChatModel, turn: Sequence[TurnMessage], related: Sequence[Related],
                           settings: Settings, project: str, runnable: Runnable | None = None) -> list[Candidate]:
     existing = "\n".join(f"{r.local_id}: {'(pending) ' if r.pending else ''}{r.content}" for r in related) or "(none)"
-    prompt = EXTRACTOR_USER.format(project=project, existing=existing, turn=render_turn(turn))
+    prompt = EXTRACTOR_USER.format(project=project, known_keys=known_keys(), existing=existing, turn=render_turn(turn))
     result = await invoke_structured(model, ExtractionResult, [SystemMessage(EXTRACTOR_SYSTEM), HumanMessage(prompt)],
                                      settings, what="memory extractor", runnable=runnable)
     return result.candidates
@@ -240,44 +292,93 @@ async def extract_turn(pm: ProjectMemory, memory: Z0Memory, turn: Sequence[TurnM
     model = memory.providers.chat("extractor", ctx)
     message_ids = said_ids(turn)
     ignored: list[WriteOutcome] = []  # instructions to the assistant: never memories, reported in the outcome
+    notes: list[str | None] = []  # per candidate: what the review of the model's answer changed
     if model is None:
         candidates = extract_candidates(turn, project=pm.scope.project, existing=related, ignored=ignored)
         extractor = OFFLINE_EXTRACTOR_NAME
     else:
         settings = memory.settings
-        candidates = await _llm_candidates(model, turn, related, settings, pm.scope.project,
-                                           memory.providers.structured(model, ExtractionResult,
-                                                                       settings.structured_output_method))
+        proposed = await _llm_candidates(model, turn, related, settings, pm.scope.project,
+                                         memory.providers.structured(model, ExtractionResult,
+                                                                     settings.structured_output_method))
+        review = review_candidates(proposed, turn, related, pm.scope.project)
+        candidates, notes, ignored = review.candidates, review.notes, review.ignored
         extractor = f"llm/{getattr(model, 'model_name', None) or type(model).__name__}"
     provenance = Provenance(thread_id=thread_id, message_ids=message_ids, extractor=extractor)
-    return ignored + await write_candidates(pm, candidates, related, ctx, provenance, secrets)
+    outcomes = await write_candidates(pm, candidates, related, ctx, provenance, secrets)
+    notes = notes[:len(outcomes)] + [None] * (len(outcomes) - len(notes))  # one per candidate, by position
+    return ignored + [outcome.model_copy(update={"note": note}) if note else outcome
+                      for outcome, note in zip(outcomes, notes, strict=True)]
+
+
+@dataclass(frozen=True)
+class ConversationExtraction:
+    """What extracting a conversation did: user turns extracted (or queued), turns skipped as already extracted, and
+    the outcomes of the extracted turns, in order."""
+
+    turns: int
+    skipped: int
+    outcomes: list[WriteOutcome]
+
+
+async def extract_conversation(pm: ProjectMemory, memory: Z0Memory, messages: Sequence[AnyMessage], ctx: Context,
+                               thread_id: str | None) -> ConversationExtraction:
+    """Extract every user turn of ``messages`` not yet extracted in this scope, in order, each with the assistant
+    message before it; each turn sees what the turns before it wrote, so a later turn confirms or supersedes them.
+
+    What was extracted is known by message id (``stores.provenance``: the extraction log, or a memory, pending item
+    or queued turn citing the user message), so a thread given whole after each turn extracts only its new turn, and
+    the same messages given again change nothing. A message without an id gets a stable one (``message_id``).
+
+    A model failure queues the failing turn and every later one (each logged as ``queued_for_retry``), so the retry
+    runs them in their order and a later turn never lands before the turn it confirms.
+    """
+    check_messages(messages)
+    turns = conversation_turns(with_stable_ids(messages))
+    human_ids = [str(next(m for m in raw if isinstance(m, HumanMessage)).id) for raw in turns]
+    done = await extracted_message_ids(pm.facts.db, pm.scope, human_ids)
+    outcomes: list[WriteOutcome] = []
+    extracted = 0
+    failure: str | None = None
+    for raw, human_id in zip(turns, human_ids, strict=True):
+        if human_id in done:
+            continue
+        extracted += 1
+        turn = read_turn(raw)
+        if not turn:
+            continue
+        if failure is None:
+            try:
+                turn_outcomes = await extract_turn(pm, memory, turn, ctx, thread_id, turn_secrets(raw))
+            except ModelCallError as exc:
+                failure = redact_secrets(str(exc))
+        if failure is not None:
+            queued = await queue_failed_turn(pm, turn, thread_id, failure)
+            turn_outcomes = [WriteOutcome(action="queued_for_retry", target=str(queued), error=failure,
+                                          reason=f"the extractor failed; queued for `z0-memory extraction retry`: {failure}")]
+        await log_turn(pm, turn, thread_id, turn_outcomes)
+        outcomes += turn_outcomes
+    return ConversationExtraction(turns=extracted, skipped=len(done), outcomes=outcomes)
 
 
 async def extract(state: ExtractionState, runtime: Runtime[Context]) -> ExtractionState:
-    """Post-turn node: extract memories from the latest turn of ``messages``.
+    """Post-turn node: extract memories from every user turn of ``messages`` not yet extracted (``extract_conversation``):
+    after a live turn, the new turn; given a whole conversation, each of its turns in order.
 
     Text PostgreSQL cannot store (a lone surrogate, NUL) is refused with an InvalidInputError before anything is
     written or queued, as the agent graphs' first node refuses it; a thread id given as a number is its text."""
     ctx, memory, pm = scope_of(runtime)
     messages = state.get("messages", [])
     check_messages(messages)
-    turn = latest_turn(messages)
-    if not turn:
+    if not any(isinstance(m, HumanMessage) for m in messages):
         return {"extraction": []}
     try:
         thread_id = get_config().get("configurable", {}).get("thread_id")
     except RuntimeError:
         thread_id = None
     thread_id = None if thread_id is None else str(thread_id)
-    try:
-        outcomes = await extract_turn(pm, memory, turn, ctx, thread_id, turn_secrets(messages))
-    except ModelCallError as exc:
-        error = redact_secrets(str(exc))
-        queued = await queue_failed_turn(pm, turn, thread_id, error)
-        outcomes = [WriteOutcome(action="queued_for_retry", target=str(queued), error=error,
-                                 reason=f"the extractor failed; queued for `z0-memory extraction retry`: {error}")]
-    await log_turn(pm, turn, thread_id, outcomes)
-    return {"extraction": outcomes}
+    done = await extract_conversation(pm, memory, messages, ctx, thread_id)
+    return {"extraction": done.outcomes}
 
 
 async def log_turn(pm: ProjectMemory, turn: Sequence[TurnMessage], thread_id: str | None,

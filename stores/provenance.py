@@ -1,8 +1,11 @@
-"""Which messages has this scope's memory already extracted? (what makes ``add`` and ``ingest`` idempotent)
+"""Which messages has this scope's memory already extracted? (what makes the extraction node, ``add`` and
+``ingest`` idempotent, and keeps the node from re-reading a thread's earlier turns after every turn)
 
-Every write cites the ids of the messages it came from: fact versions and pending candidates in ``message_ids``,
-semantic rows in ``source_ids`` (fact mirrors included), queued failed turns in their ``messages``. A user message
-cited anywhere in the scope has been extracted (or is queued for retry) and is not extracted again.
+Every extracted turn is recorded in the extraction log with its message ids, whatever it gave (a write, a pending
+item, an ignored instruction, or nothing); every write also cites the ids of the messages it came from: fact
+versions and pending candidates in ``message_ids``, semantic rows in ``source_ids`` (fact mirrors included), queued
+failed turns in their ``messages``. A user message logged or cited anywhere in the scope has been extracted (or is
+queued for retry) and is not extracted again.
 """
 
 from __future__ import annotations
@@ -10,12 +13,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from z0_memory.stores.database import Database
+from z0_memory.stores.extraction_log import LOG_TABLE
 from z0_memory.stores.schema import SEMANTIC_TABLE
 from z0_memory.stores.scope import Scope
 
-CITED_IDS_SQL = f"""
+EXTRACTED_IDS_SQL = f"""
 SELECT given.id FROM unnest(%(ids)s::text[]) AS given(id)
-WHERE EXISTS (SELECT 1 FROM z0_facts f WHERE f.project = %(project)s AND f.user_id = %(user_id)s
+WHERE EXISTS (SELECT 1 FROM {LOG_TABLE} l WHERE l.project = %(project)s AND l.user_id = %(user_id)s
+              AND given.id = ANY(l.message_ids))
+   OR EXISTS (SELECT 1 FROM z0_facts f WHERE f.project = %(project)s AND f.user_id = %(user_id)s
               AND given.id = ANY(f.message_ids))
    OR EXISTS (SELECT 1 FROM z0_pending p WHERE p.project = %(project)s AND p.user_id = %(user_id)s
               AND given.id = ANY(p.message_ids))
@@ -26,12 +32,13 @@ WHERE EXISTS (SELECT 1 FROM z0_facts f WHERE f.project = %(project)s AND f.user_
 """
 
 
-async def cited_message_ids(db: Database, scope: Scope, ids: Sequence[str]) -> set[str]:
-    """The subset of ``ids`` that some memory, pending item or queued turn of ``scope`` cites."""
+async def extracted_message_ids(db: Database, scope: Scope, ids: Sequence[str]) -> set[str]:
+    """The subset of ``ids`` that ``scope``'s extraction log records, or some memory, pending item or queued turn
+    of ``scope`` cites."""
     if not ids:
         return set()
     async with db.connection(scope) as conn:
-        rows = await (await conn.execute(CITED_IDS_SQL, {**scope.params, "ids": list(ids)})).fetchall()
+        rows = await (await conn.execute(EXTRACTED_IDS_SQL, {**scope.params, "ids": list(ids)})).fetchall()
     return {r["id"] for r in rows}
 
 

@@ -27,7 +27,7 @@ from z0_memory.settings import Settings
 
 FIGURES_ENV = "Z0_RELIABILITY_FIGURES"
 KINDS = ("operations", "faults", "bad_inputs", "lost", "cross_project", "secrets_found", "secrets_missed")
-TABLES = "z0_facts, z0_pending, z0_memories, z0_extraction_queue"
+TABLES = "z0_facts, z0_pending, z0_memories, z0_extraction_queue, z0_extraction_log"
 
 
 def record(test: str, **counts: int) -> None:

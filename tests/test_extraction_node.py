@@ -89,6 +89,8 @@ async def test_extractor_reads_only_the_turn_and_related_memories_by_local_id(me
         ToolMessage("database: MySQL TOOL-MARKER", tool_call_id="c1"),
         AIMessage("Hono it is.", id="a2"),
     ]
+    with extractor(memory, ScriptedChatModel(script=[ExtractionResult()])):  # the thread's earlier turn, extracted
+        await run(memory, messages[:3])                                      # after it as the chat graph does
     with extractor(memory, model):
         outcomes = await run(memory, messages)
 

@@ -190,7 +190,7 @@ async def ingest_locomo(memory: Z0Memory, ctx: Context, path: Path, progress: Pr
 
 
 async def ingest_transcript(memory: Z0Memory, ctx: Context, path: Path, progress: Progress | None = None) -> int:
-    from z0_memory.memory import message_id
+    from z0_memory.nodes.extraction import message_id
 
     turns = transcript_turns(path)
     pm = memory.scope(ctx.project, ctx.user_id, pending_ttl_days=ctx.pending_ttl_days)

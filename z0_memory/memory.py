@@ -16,7 +16,6 @@ providers, and closes everything in ``close()``. Nothing here is global: two ins
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -31,7 +30,7 @@ from z0_memory.stores.extraction_log import ExtractionLog
 from z0_memory.stores.extraction_queue import ExtractionQueue
 from z0_memory.stores.facts import FactStore
 from z0_memory.stores.pending import PendingStore
-from z0_memory.stores.provenance import cited_message_ids, memory_ids_with_prefix
+from z0_memory.stores.provenance import memory_ids_with_prefix
 from z0_memory.stores.rules import Rules, load_rules
 from z0_memory.stores.maintenance import embedded_texts, forget_scope, swap_embeddings
 from z0_memory.stores.schema import SEMANTIC_METADATA_COLUMNS, SEMANTIC_TABLE, EmbeddingSpec, setup, stored_embedding
@@ -71,38 +70,10 @@ class Added:
     extraction: list[WriteOutcome]
 
 
-def message_id(index: int, role: str, text: str) -> str:
-    """A stable id for a message given without one: the same conversation added twice has the same ids."""
-    digest = hashlib.sha256(f"{index}\x1f{role}\x1f{text}".encode()).hexdigest()[:24]
-    return f"z0msg-{digest}"
-
-
 def _messages(messages: Sequence[MessageLikeRepresentation]) -> list[BaseMessage]:
     from langchain_core.messages import convert_to_messages
 
-    from z0_memory.tokens import message_text
-
-    converted = convert_to_messages(list(messages))
-    return [m if m.id else m.model_copy(update={"id": message_id(i, m.type, message_text(m))})
-            for i, m in enumerate(converted)]
-
-
-def user_turns(messages: Sequence[BaseMessage]) -> list[list[BaseMessage]]:
-    """Each user message with the assistant message just before it (context) and the assistant replies after it."""
-    from langchain_core.messages import AIMessage, HumanMessage
-
-    turns: list[list[BaseMessage]] = []
-    for i, message in enumerate(messages):
-        if not isinstance(message, HumanMessage):
-            continue
-        before = [messages[i - 1]] if i and isinstance(messages[i - 1], AIMessage) else []
-        after = []
-        for reply in messages[i + 1:]:
-            if isinstance(reply, HumanMessage):
-                break
-            after.append(reply)
-        turns.append([*before, message, *after])
-    return turns
+    return list(convert_to_messages(list(messages)))
 
 
 @dataclass(frozen=True)
@@ -132,26 +103,15 @@ class ProjectMemory:
         """Extract every user turn of ``messages``, in order, each with the assistant message before it.
 
         ``messages``: LangChain messages, ``(role, text)`` tuples or ``{"role", "content"}`` dicts. The same write
-        gate as after a live turn (confidence threshold, pending, supersession, redaction). Idempotent by message
-        id: a user message some memory of this scope already cites is skipped, so adding a conversation again changes
-        nothing (messages without an id get a stable one from their position, role and text).
+        gate as after a live turn (confidence threshold, pending, supersession, redaction), and the same code: the
+        extraction node's ``extract_conversation``. Idempotent by message id: a user message this scope has already
+        extracted (logged, or cited by a memory) is skipped, so adding a conversation again changes nothing
+        (messages without an id get a stable one from their position, role and text).
         """
-        from z0_memory.graphs.extraction import builder
+        from z0_memory.nodes.extraction import extract_conversation
 
-        converted = _messages(messages)
-        turns = user_turns(converted)
-        humans = [next(m for m in turn if m.type == "human") for turn in turns]
-        done = await cited_message_ids(self.facts.db, self.scope, [str(m.id) for m in humans])
-        graph = builder.compile(store=self._owner().store(self.scope.project, self.scope.user_id))
-        config = {"configurable": {"thread_id": thread_id}} if thread_id else None
-        ctx = self._context()
-        outcomes: list[WriteOutcome] = []
-        for turn, human in zip(turns, humans, strict=True):
-            if str(human.id) in done:
-                continue
-            out = await graph.ainvoke({"messages": turn}, config, context=ctx)
-            outcomes += out.get("extraction") or []
-        return Added(turns=len(turns) - len(done), skipped=len(done), extraction=outcomes)
+        done = await extract_conversation(self, self.memory, _messages(messages), self._context(), thread_id)
+        return Added(turns=done.turns, skipped=done.skipped, extraction=done.outcomes)
 
     async def search(self, query: str, *, mode: str = "code", max_rounds: int | None = None) -> SearchResult:
         """The retrieval loop on ``query`` (``mode``'s round cap: 5 for code, 3 for chat): hits, verdict and trace."""

@@ -245,6 +245,7 @@ class WriteOutcome(BaseModel):
     reason: str | None = None
     error: str | None = None
     confirmations: int | None = None
+    note: str | None = None  # what the review of an LLM extractor's answer changed (``nodes/extraction_review``)
 
 
 # --- retrieval loop ------------------------------------------------------------------------------------------

@@ -67,6 +67,7 @@ from __future__ import annotations
 from z0_memory.offline.extraction.candidates import (
     OFFLINE_EXTRACTOR_NAME,
     extract_candidates,
+    split_instructions,
 )
 from z0_memory.offline.extraction.model import ExistingMemory, TurnMessage
 from z0_memory.offline.extraction.vocabulary import SLOTS, Slot, canonical_value
@@ -81,4 +82,5 @@ __all__ = [
     "canonical_value",
     "extract_candidates",
     "redact_secrets",
+    "split_instructions",
 ]

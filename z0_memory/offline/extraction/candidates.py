@@ -64,6 +64,15 @@ def _without_instructions(sentence: str, ignored: list[str]) -> str:
     return ("，" if contains_cjk(sentence) else ", ").join(kept)
 
 
+def split_instructions(text: str) -> tuple[str, list[str]]:
+    """A user message without its clauses that order the assistant about, and the sentences holding them (what both
+    extractors report as ``ignored: instruction``); secrets redacted, injected memory and code stripped."""
+    ignored: list[str] = []
+    kept = [_without_instructions(REMEMBER.sub("", sentence.strip()), ignored)
+            for sentence in split_sentences(strip_noise(redact_secrets(text)))]
+    return " ".join(k for k in kept if k.strip()), ignored
+
+
 def _without_requests(sentence: str) -> str:
     """The sentence minus its clauses that ask for work ("Set up the HTTP server skeleton"): no project fact."""
     if not any(TASK_REQUEST.search(c) for c in split_clauses(sentence)):
