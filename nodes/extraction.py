@@ -40,7 +40,7 @@ from z0_memory.prompts import EXTRACTOR_SYSTEM, EXTRACTOR_USER
 from z0_memory.redaction import REDACTED, find_secrets, key_holds_secret, redact_secrets, scrub
 from z0_memory.rendering import strip_memory_blocks
 from z0_memory.schemas import Candidate, MemoryKey, Provenance, WriteOutcome
-from z0_memory.state import ExtractionState
+from z0_memory.state import ExtractionInput, ExtractionState
 from z0_memory.tokens import message_text
 from z0_memory.validation import check_messages
 from z0_memory.writes import gate_and_write
@@ -253,7 +253,7 @@ async def extract_turn(pm: ProjectMemory, memory: Z0Memory, turn: Sequence[TurnM
     return ignored + await write_candidates(pm, candidates, related, ctx, provenance, secrets)
 
 
-async def extract(state: ExtractionState, runtime: Runtime[Context]) -> ExtractionState:
+async def extract(state: ExtractionInput, runtime: Runtime[Context]) -> ExtractionState:
     """Post-turn node: extract memories from the latest turn of ``messages``.
 
     Text PostgreSQL cannot store (a lone surrogate, NUL) is refused with an InvalidInputError before anything is
