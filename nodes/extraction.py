@@ -51,7 +51,7 @@ from z0_memory.prompts import EXTRACTOR_SYSTEM, EXTRACTOR_USER
 from z0_memory.redaction import REDACTED, find_secrets, key_holds_secret, redact_secrets, scrub
 from z0_memory.rendering import strip_memory_blocks
 from z0_memory.schemas import Candidate, MemoryKey, Provenance, WriteOutcome
-from z0_memory.state import ExtractionState
+from z0_memory.state import ExtractionInput, ExtractionState
 from z0_memory.stores.provenance import extracted_message_ids
 from z0_memory.tokens import message_text
 from z0_memory.validation import check_messages
@@ -361,7 +361,7 @@ async def extract_conversation(pm: ProjectMemory, memory: Z0Memory, messages: Se
     return ConversationExtraction(turns=extracted, skipped=len(done), outcomes=outcomes)
 
 
-async def extract(state: ExtractionState, runtime: Runtime[Context]) -> ExtractionState:
+async def extract(state: ExtractionInput, runtime: Runtime[Context]) -> ExtractionState:
     """Post-turn node: extract memories from every user turn of ``messages`` not yet extracted (``extract_conversation``):
     after a live turn, the new turn; given a whole conversation, each of its turns in order.
 

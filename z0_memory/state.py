@@ -71,6 +71,17 @@ class RetrievalState(TypedDict, total=False):
     stop_reason: str
 
 
+class ExtractionInput(TypedDict, total=False):
+    """What the post-turn extraction node reads, whatever graph runs it: the thread's ``messages``.
+
+    LangGraph takes a node's input schema from its annotation and adds that schema's channels to the graph, so this
+    names the one channel the node reads, without a reducer: it fits a graph whose ``messages`` add up
+    (``add_messages``, the agent graphs, ``MessagesState``) as well as one whose ``messages`` are a plain list.
+    """
+
+    messages: list[AnyMessage]
+
+
 class ExtractionState(TypedDict, total=False):
     """What the post-turn extraction node reads (messages) and writes (what it did with each candidate)."""
 
