@@ -11,8 +11,9 @@ decide is enforced here, on what the model returned, before the write gate sees 
   aliases counting as the same value: "PostgreSQL" for "postgres" is stored "postgres"); a value nobody in the turn
   said, and no memory it repeats or replaces holds, is the model's inference, so it waits as pending (confidence
   capped below the gate) until someone says it; a rationale the turn does not give is dropped;
-* clause-level hedges: a value the offline clause rules read as hedged in this turn ("not sure yet whether we'll
-  use Kafka", "可能用 Kafka") and nowhere as firm stays pending, whatever confidence the model gave it;
+* clause-level hedges: a value the offline clause rules read as hedged in this turn, and nowhere as firm, whose every
+  clause carries a hedge cue ("not sure yet whether we'll use Kafka", "可能用 Kafka") stays pending, whatever
+  confidence the model gave it (both conditions: a rule's false alarm alone never demotes a firm decision);
 * a rejection confirms nothing: after "no" / "不对", a candidate whose value only the assistant said, or that
   confirms something whose value the user did not say, is dropped;
 * precedence within the turn, one candidate per key: the user's statement over one only the assistant made, a firm
@@ -30,7 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from z0_memory.offline.extraction.cues import INSTRUCTION, REJECTION
+from z0_memory.offline.extraction.clauses import split_clauses, split_sentences
+from z0_memory.offline.extraction.cues import HEDGE, INSTRUCTION, REJECTION, UNDECIDED
 from z0_memory.offline.extractor import ExistingMemory, TurnMessage, extract_candidates, split_instructions
 from z0_memory.offline.extraction.vocabulary import find_values, norm_value, term_pattern
 from z0_memory.schemas import Candidate
@@ -123,6 +125,13 @@ def _hedged_values(turn: Sequence[TurnMessage], project: str, related: Sequence[
     return {norm_value(c.value) for c in offline if c.value and c.hedged} - firm
 
 
+def hedged_in_its_clauses(value: str, text: str) -> bool:
+    """Every clause of ``text`` naming ``value`` carries a hedge cue ("I'm not sure yet whether we'll use Kafka",
+    "可能用 Kafka"); a firm clause naming it ("Let's go with Postgres, it makes the most sense") is not hedged."""
+    clauses = [c for sentence in split_sentences(text) for c in split_clauses(sentence) if spelled(value, c)]
+    return bool(clauses) and all(HEDGE.search(c) or UNDECIDED.search(c) for c in clauses)
+
+
 @dataclass
 class _Checked:
     candidate: Candidate
@@ -190,7 +199,8 @@ def review_candidates(candidates: Sequence[Candidate], turn: Sequence[TurnMessag
             elif (user or assistant) and (user or assistant) != candidate.value:
                 update["value"] = user or assistant
                 note.append(f"value as spelled in the turn ({candidate.value!r} -> {user or assistant!r})")
-            if not candidate.hedged and norm_value(candidate.value) in hedged:
+            if (not candidate.hedged and norm_value(candidate.value) in hedged
+                    and hedged_in_its_clauses(candidate.value, texts.user)):
                 update.update(hedged=True, confirms=False,
                               confidence=min(update.get("confidence", candidate.confidence), UNSAID_CONFIDENCE))
                 note.append("its clause hedges: pending")

@@ -106,6 +106,15 @@ async def test_a_chinese_hedge_the_model_got_right_is_pending(wire, fast_memory,
     assert not any(o.get("note") for o in outcomes)  # nothing to correct
 
 
+async def test_a_firm_clause_stays_firm_whatever_the_sentence_around_it(wire, fast_memory, fast_database):
+    # the offline rules alone would read this as a hedge ("makes the most sense"); its clause naming Postgres is firm
+    wire.script("ExtractionResult", answer(
+        candidate("decision", "Let's go with Postgres", "acme:database:database", "Postgres")))
+    async with wired(wire, fast_database) as memory:
+        outcomes = await extract(memory, HumanMessage("Let's go with Postgres, it makes the most sense.", id="h1"))
+    assert actions(outcomes) == [("fact_created", "acme:database:database")] and "note" not in outcomes[0]
+
+
 async def test_open_vocabulary_in_the_users_words_with_the_reasons_said(wire, fast_memory, fast_database):
     text = ("We deploy with kamal, and error tracking: Honeybadger. "
             "For the database we use postgres because the whole team knows it.")
