@@ -16,6 +16,10 @@ decide is enforced here, on what the model returned, before the write gate sees 
   confidence the model gave it (both conditions: a rule's false alarm alone never demotes a firm decision);
 * a rejection confirms nothing: after "no" / "不对", a candidate whose value only the assistant said, or that
   confirms something whose value the user did not say, is dropped;
+* the assistant's word is not the user's: a value only the assistant said, which the user did not accept (the
+  model's ``confirms``, or the offline rules' reading of a bare acceptance), is dropped when it was the previous
+  reply (context only) or a restatement of memory, and held pending when it is the assistant's own statement in
+  this turn;
 * precedence within the turn, one candidate per key: the user's statement over one only the assistant made, a firm
   one over a hedge, a decision over a description, else the later one; a hedge on another value of the key is kept
   next to a firm one ("SQLite for now, maybe Postgres later": both, the later one pending).
@@ -118,11 +122,20 @@ def _held(candidate: Candidate, related: Sequence[ExistingMemory]) -> bool:
                for r in related)
 
 
-def _hedged_values(turn: Sequence[TurnMessage], project: str, related: Sequence[ExistingMemory]) -> set[str]:
-    """Values the offline clause rules read as hedged in this turn, and never as firm."""
+@dataclass(frozen=True)
+class _RulesReading:
+    """What the offline clause rules read in the turn: values hedged (and never firm), values the user accepted."""
+
+    hedged: frozenset[str]
+    accepted: frozenset[str]
+
+
+def _rules_reading(turn: Sequence[TurnMessage], project: str, related: Sequence[ExistingMemory]) -> _RulesReading:
     offline = extract_candidates(turn, project=project, existing=related)
     firm = {norm_value(c.value) for c in offline if c.value and not c.hedged}
-    return {norm_value(c.value) for c in offline if c.value and c.hedged} - firm
+    return _RulesReading(
+        hedged=frozenset({norm_value(c.value) for c in offline if c.value and c.hedged} - firm),
+        accepted=frozenset(norm_value(c.value) for c in offline if c.value and c.confirms and not c.hedged))
 
 
 def hedged_in_its_clauses(value: str, text: str) -> bool:
@@ -173,7 +186,7 @@ def review_candidates(candidates: Sequence[Candidate], turn: Sequence[TurnMessag
     """The model's candidates for ``turn`` with the rules above applied (see the module docstring)."""
     texts, instructions = _read(turn)
     review = Review(ignored=[{"action": "ignored", "reason": "instruction", "content": s} for s in instructions])
-    hedged = _hedged_values(turn, project, related)
+    rules = _rules_reading(turn, project, related)
     checked: list[_Checked] = []
     for candidate in candidates:
         if INSTRUCTION.search(candidate.content) or (instructions and not texts.user.strip()):
@@ -192,6 +205,16 @@ def review_candidates(candidates: Sequence[Candidate], turn: Sequence[TurnMessag
             if user is None and texts.rejection and (assistant is not None or candidate.confirms):
                 review.ignored.append(_dropped(candidate, "a rejection confirms nothing"))
                 continue
+            accepted = candidate.confirms or norm_value(candidate.value) in rules.accepted
+            if user is None and assistant is not None and not accepted:
+                if _held(candidate, related):  # the assistant restating memory ("we use Redis [1]"): no evidence
+                    review.ignored.append(_dropped(candidate, "said only by the assistant, repeating memory"))
+                    continue
+                if spelled(candidate.value, texts.replies) is None:  # its previous reply, which the user did not accept
+                    review.ignored.append(_dropped(candidate, "said only in the assistant's previous reply"))
+                    continue
+                update["confidence"] = min(candidate.confidence, UNSAID_CONFIDENCE)
+                note.append("said only by the assistant: pending until the user confirms it")
             loosely = words_said(candidate.value, f"{texts.user}\n{texts.replies}\n{texts.context}")
             if user is None and assistant is None and not loosely and not _held(candidate, related):
                 update["confidence"] = min(candidate.confidence, UNSAID_CONFIDENCE)
@@ -199,7 +222,7 @@ def review_candidates(candidates: Sequence[Candidate], turn: Sequence[TurnMessag
             elif (user or assistant) and (user or assistant) != candidate.value:
                 update["value"] = user or assistant
                 note.append(f"value as spelled in the turn ({candidate.value!r} -> {user or assistant!r})")
-            if (not candidate.hedged and norm_value(candidate.value) in hedged
+            if (not candidate.hedged and norm_value(candidate.value) in rules.hedged
                     and hedged_in_its_clauses(candidate.value, texts.user)):
                 update.update(hedged=True, confirms=False,
                               confidence=min(update.get("confidence", candidate.confidence), UNSAID_CONFIDENCE))
