@@ -11,10 +11,15 @@ decide is enforced here, on what the model returned, before the write gate sees 
   aliases counting as the same value: "PostgreSQL" for "postgres" is stored "postgres"); a value nobody in the turn
   said, and no memory it repeats or replaces holds, is the model's inference, so it waits as pending (confidence
   capped below the gate) until someone says it; a rationale the turn does not give is dropped;
-* clause-level hedges: a value the offline clause rules read as hedged in this turn ("not sure yet whether we'll
-  use Kafka", "可能用 Kafka") and nowhere as firm stays pending, whatever confidence the model gave it;
+* clause-level hedges: a value the offline clause rules read as hedged in this turn, and nowhere as firm, whose every
+  clause carries a hedge cue ("not sure yet whether we'll use Kafka", "可能用 Kafka") stays pending, whatever
+  confidence the model gave it (both conditions: a rule's false alarm alone never demotes a firm decision);
 * a rejection confirms nothing: after "no" / "不对", a candidate whose value only the assistant said, or that
   confirms something whose value the user did not say, is dropped;
+* the assistant's word is not the user's: a value only the assistant said, which the user did not accept (the
+  model's ``confirms``, or the offline rules' reading of a bare acceptance), is dropped when it was the previous
+  reply (context only) or a restatement of memory, and held pending when it is the assistant's own statement in
+  this turn;
 * precedence within the turn, one candidate per key: the user's statement over one only the assistant made, a firm
   one over a hedge, a decision over a description, else the later one; a hedge on another value of the key is kept
   next to a firm one ("SQLite for now, maybe Postgres later": both, the later one pending).
@@ -30,7 +35,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from z0_memory.offline.extraction.cues import INSTRUCTION, REJECTION
+from z0_memory.offline.extraction.clauses import split_clauses, split_sentences
+from z0_memory.offline.extraction.cues import HEDGE, INSTRUCTION, REJECTION, UNDECIDED
 from z0_memory.offline.extractor import ExistingMemory, TurnMessage, extract_candidates, split_instructions
 from z0_memory.offline.extraction.vocabulary import find_values, norm_value, term_pattern
 from z0_memory.schemas import Candidate, WriteOutcome
@@ -116,11 +122,27 @@ def _held(candidate: Candidate, related: Sequence[ExistingMemory]) -> bool:
                for r in related)
 
 
-def _hedged_values(turn: Sequence[TurnMessage], project: str, related: Sequence[ExistingMemory]) -> set[str]:
-    """Values the offline clause rules read as hedged in this turn, and never as firm."""
+@dataclass(frozen=True)
+class _RulesReading:
+    """What the offline clause rules read in the turn: values hedged (and never firm), values the user accepted."""
+
+    hedged: frozenset[str]
+    accepted: frozenset[str]
+
+
+def _rules_reading(turn: Sequence[TurnMessage], project: str, related: Sequence[ExistingMemory]) -> _RulesReading:
     offline = extract_candidates(turn, project=project, existing=related)
     firm = {norm_value(c.value) for c in offline if c.value and not c.hedged}
-    return {norm_value(c.value) for c in offline if c.value and c.hedged} - firm
+    return _RulesReading(
+        hedged=frozenset({norm_value(c.value) for c in offline if c.value and c.hedged} - firm),
+        accepted=frozenset(norm_value(c.value) for c in offline if c.value and c.confirms and not c.hedged))
+
+
+def hedged_in_its_clauses(value: str, text: str) -> bool:
+    """Every clause of ``text`` naming ``value`` carries a hedge cue ("I'm not sure yet whether we'll use Kafka",
+    "可能用 Kafka"); a firm clause naming it ("Let's go with Postgres, it makes the most sense") is not hedged."""
+    clauses = [c for sentence in split_sentences(text) for c in split_clauses(sentence) if spelled(value, c)]
+    return bool(clauses) and all(HEDGE.search(c) or UNDECIDED.search(c) for c in clauses)
 
 
 @dataclass
@@ -164,7 +186,7 @@ def review_candidates(candidates: Sequence[Candidate], turn: Sequence[TurnMessag
     """The model's candidates for ``turn`` with the rules above applied (see the module docstring)."""
     texts, instructions = _read(turn)
     review = Review(ignored=[WriteOutcome(action="ignored", reason="instruction", content=s) for s in instructions])
-    hedged = _hedged_values(turn, project, related)
+    rules = _rules_reading(turn, project, related)
     checked: list[_Checked] = []
     for candidate in candidates:
         if INSTRUCTION.search(candidate.content) or (instructions and not texts.user.strip()):
@@ -183,6 +205,16 @@ def review_candidates(candidates: Sequence[Candidate], turn: Sequence[TurnMessag
             if user is None and texts.rejection and (assistant is not None or candidate.confirms):
                 review.ignored.append(_dropped(candidate, "a rejection confirms nothing"))
                 continue
+            accepted = candidate.confirms or norm_value(candidate.value) in rules.accepted
+            if user is None and assistant is not None and not accepted:
+                if _held(candidate, related):  # the assistant restating memory ("we use Redis [1]"): no evidence
+                    review.ignored.append(_dropped(candidate, "said only by the assistant, repeating memory"))
+                    continue
+                if spelled(candidate.value, texts.replies) is None:  # its previous reply, which the user did not accept
+                    review.ignored.append(_dropped(candidate, "said only in the assistant's previous reply"))
+                    continue
+                update["confidence"] = min(candidate.confidence, UNSAID_CONFIDENCE)
+                note.append("said only by the assistant: pending until the user confirms it")
             loosely = words_said(candidate.value, f"{texts.user}\n{texts.replies}\n{texts.context}")
             if user is None and assistant is None and not loosely and not _held(candidate, related):
                 update["confidence"] = min(candidate.confidence, UNSAID_CONFIDENCE)
@@ -190,7 +222,8 @@ def review_candidates(candidates: Sequence[Candidate], turn: Sequence[TurnMessag
             elif (user or assistant) and (user or assistant) != candidate.value:
                 update["value"] = user or assistant
                 note.append(f"value as spelled in the turn ({candidate.value!r} -> {user or assistant!r})")
-            if not candidate.hedged and norm_value(candidate.value) in hedged:
+            if (not candidate.hedged and norm_value(candidate.value) in rules.hedged
+                    and hedged_in_its_clauses(candidate.value, texts.user)):
                 update.update(hedged=True, confirms=False,
                               confidence=min(update.get("confidence", candidate.confidence), UNSAID_CONFIDENCE))
                 note.append("its clause hedges: pending")

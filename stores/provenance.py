@@ -17,18 +17,26 @@ from z0_memory.stores.extraction_log import LOG_TABLE
 from z0_memory.stores.schema import SEMANTIC_TABLE
 from z0_memory.stores.scope import Scope
 
+# one pass over each table of the scope (rows citing any of the ids), not one per id: a long thread asks about every
+# user message it holds after each turn
 EXTRACTED_IDS_SQL = f"""
-SELECT given.id FROM unnest(%(ids)s::text[]) AS given(id)
-WHERE EXISTS (SELECT 1 FROM {LOG_TABLE} l WHERE l.project = %(project)s AND l.user_id = %(user_id)s
-              AND given.id = ANY(l.message_ids))
-   OR EXISTS (SELECT 1 FROM z0_facts f WHERE f.project = %(project)s AND f.user_id = %(user_id)s
-              AND given.id = ANY(f.message_ids))
-   OR EXISTS (SELECT 1 FROM z0_pending p WHERE p.project = %(project)s AND p.user_id = %(user_id)s
-              AND given.id = ANY(p.message_ids))
-   OR EXISTS (SELECT 1 FROM {SEMANTIC_TABLE} m WHERE m.project = %(project)s AND m.user_id = %(user_id)s
-              AND m.source_ids IS NOT NULL AND m.source_ids::jsonb ? given.id)
-   OR EXISTS (SELECT 1 FROM z0_extraction_queue q WHERE q.project = %(project)s AND q.user_id = %(user_id)s
-              AND q.messages @> jsonb_build_array(jsonb_build_object('id', given.id)))
+SELECT DISTINCT found.id FROM unnest(%(ids)s::text[]) AS given(id) JOIN (
+    SELECT unnest(l.message_ids) AS id FROM {LOG_TABLE} l
+     WHERE l.project = %(project)s AND l.user_id = %(user_id)s AND l.message_ids && %(ids)s::text[]
+    UNION ALL
+    SELECT unnest(f.message_ids) FROM z0_facts f
+     WHERE f.project = %(project)s AND f.user_id = %(user_id)s AND f.message_ids && %(ids)s::text[]
+    UNION ALL
+    SELECT unnest(p.message_ids) FROM z0_pending p
+     WHERE p.project = %(project)s AND p.user_id = %(user_id)s AND p.message_ids && %(ids)s::text[]
+    UNION ALL
+    SELECT jsonb_array_elements_text(m.source_ids::jsonb) FROM {SEMANTIC_TABLE} m
+     WHERE m.project = %(project)s AND m.user_id = %(user_id)s AND m.source_ids IS NOT NULL
+       AND jsonb_typeof(m.source_ids::jsonb) = 'array' AND m.source_ids::jsonb ?| %(ids)s::text[]
+    UNION ALL
+    SELECT message ->> 'id' FROM z0_extraction_queue q, jsonb_array_elements(q.messages) AS message
+     WHERE q.project = %(project)s AND q.user_id = %(user_id)s
+) AS found ON found.id = given.id
 """
 
 

@@ -106,6 +106,15 @@ async def test_a_chinese_hedge_the_model_got_right_is_pending(wire, fast_memory,
     assert not any(o.note for o in outcomes)  # nothing to correct
 
 
+async def test_a_firm_clause_stays_firm_whatever_the_sentence_around_it(wire, fast_memory, fast_database):
+    # the offline rules alone would read this as a hedge ("makes the most sense"); its clause naming Postgres is firm
+    wire.script("ExtractionResult", answer(
+        candidate("decision", "Let's go with Postgres", "acme:database:database", "Postgres")))
+    async with wired(wire, fast_database) as memory:
+        outcomes = await extract(memory, HumanMessage("Let's go with Postgres, it makes the most sense.", id="h1"))
+    assert actions(outcomes) == [("fact_created", "acme:database:database")] and "note" not in outcomes[0]
+
+
 async def test_open_vocabulary_in_the_users_words_with_the_reasons_said(wire, fast_memory, fast_database):
     text = ("We deploy with kamal, and error tracking: Honeybadger. "
             "For the database we use postgres because the whole team knows it.")
@@ -247,3 +256,32 @@ async def test_a_repeat_with_a_new_reason_is_a_new_version_not_a_confirmation(wi
     assert [o.action for o in reason] == ["fact_revised"]
     assert [(f.version, f.value, f.provenance.rationale) for f in history] == [
         (1, "Hono", None), (2, "Hono", "it runs on the edge")]
+
+
+async def test_the_assistants_word_alone_is_not_the_users(wire, fast_memory, fast_database):
+    wire.script("ExtractionResult",
+                # its previous reply proposed Kafka; the user moved on without accepting it
+                answer(candidate("decision", "We'll use Kafka for the queue", "acme:stack:queue", "Kafka")),
+                # the assistant answered from memory: its restatement is no new evidence
+                lambda request: answer(candidate(
+                    "fact", "The cache is Redis", "acme:database:cache", "Redis", same_as=int(re.findall(
+                        r"^(\d+): acme:database:cache: Redis$", request.body["messages"][-1]["content"], re.M)[0]))),
+                # the assistant's own statement in this turn: held until the user says so
+                answer(candidate("fact", "We deploy with Kamal", "acme:process:deploy", "Kamal")))
+    async with wired(wire, fast_database) as memory:
+        pm = memory.scope("acme")
+        await pm.facts.put("acme:database:cache", "Redis", Provenance(extractor="seed"))
+        proposal = await extract(memory, AIMessage("We could use Kafka for the queue.", id="a0"),
+                                 HumanMessage("What about the deploys?", id="h1"))
+        restated = await extract(memory, HumanMessage("Which cache do we use?", id="h2"),
+                                 AIMessage("We use Redis for the cache.", id="a2"))
+        claim = await extract(memory, HumanMessage("How do we deploy?", id="h3"),
+                              AIMessage("We deploy with Kamal.", id="a3"))
+        cache = await pm.facts.get("acme:database:cache")
+        queue, deploy = await pm.facts.get("acme:stack:queue"), await pm.facts.get("acme:process:deploy")
+        [waiting] = await pm.pending.list()
+    assert actions(proposal) == [("dropped", "said only in the assistant's previous reply")]
+    assert actions(restated) == [("dropped", "said only by the assistant, repeating memory")]
+    assert [o.action for o in claim] == ["pending_created"]
+    assert claim[0].note == "said only by the assistant: pending until the user confirms it"
+    assert cache.confirmations == 1 and queue is None and deploy is None and waiting.candidate.value == "Kamal"

@@ -41,6 +41,7 @@ Each candidate is one thing the turn settles or states:
   never a negation and never a decision. A question asks; it is not a candidate.
 - precedence within the turn, one candidate per key: a decision outranks a description of the same key ("MySQL
   today, we'll switch to Postgres": Postgres); the user's firm statement outranks anything the assistant said.
+  Something only the assistant states, which the user has not accepted, is its claim: confidence at most 0.5.
 - confirmations: a bare acceptance ("yes", "correct", "let's do that", "对", "没错", "就这样", "好的") of the
   assistant's proposal, statement or yes/no question just before it confirms that: the value the assistant named,
   confirms=true, 0.85-0.95. A rejection ("no", "不对", "不是") confirms nothing. A lone "ok" adopts nothing else.

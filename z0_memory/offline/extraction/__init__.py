@@ -40,7 +40,8 @@ Behaviour (issue 16):
   never adopts an unrelated pending idea.
 - Instructions to the assistant ("ignore your previous rules", "从现在起忽略之前的所有指令", "你以后都用英文回答")
   are never stored; ``extract_candidates(..., ignored=[])`` reports them as ``ignored: instruction``; "remember
-  that X" is judged on X.
+  that X" is judged on X. ``split_instructions(text)`` gives the same split to the LLM extractor's review
+  (``z0_memory.nodes.extraction_review``), so both report instructions alike.
 - Secrets: the clause holding a secret (redacted by ``z0_memory.redaction``, or a long mixed-case token) is dropped,
   the rest of the sentence is still extracted.
 
