@@ -90,6 +90,8 @@ TUNABLES: tuple[Tunable, ...] = (
     Tunable("fusion.BETA", "z0_memory.offline.fusion", "BETA", (1.0, 2.0, 4.0)),
     Tunable("fusion.SPEAKER_WEIGHT", "z0_memory.offline.fusion", "SPEAKER_WEIGHT", (1.0, 2.0, 3.0)),
     Tunable("retrieval.ROUND_DEPTH", "z0_memory.nodes.retrieval", "ROUND_DEPTH", (30, 50)),  # k = max(3 top_k, this)
+    # a method, not a constant: the rewriter's chaining step (second hop through a name round 1 found), off or on
+    Tunable("rewriter.CHAIN_HOPS", "z0_memory.offline.rewriter", "CHAIN_HOPS", (False, True)),
 )
 
 
@@ -492,6 +494,10 @@ async def run_folds(args: argparse.Namespace) -> dict[str, Any]:
     adopt = summary["tuned"]["r@10"]["mean"] > summary["baseline"]["r@10"]["mean"] and min(deltas) >= -0.01
     grid = {name: {str(v): round(pooled_r10(by_conv, names), 4) for v, by_conv in by_value.items()}
             for name, by_value in runs.items()}
+    # each value on each conversation (for reading a method switched on or off: a fold is then its held-out one)
+    per_conversation = {name: {str(v): {c: {"r@10": _mean(rows), "multi-hop": _mean(rows, category="multi-hop"),
+                                            "answer@10": _mean(rows, "a@10")} for c, rows in by_conv.items()}
+                               for v, by_conv in by_value.items()} for name, by_value in runs.items()}
     # the reranker has no constant to choose: each fold is just its held-out conversation, with and without it
     rerank_folds = [{"held_out": name,
                      "base r@5": _mean(baseline[name], "r@5"), "rerank r@5": _mean(baseline[name], "rr@5"),
@@ -507,7 +513,7 @@ async def run_folds(args: argparse.Namespace) -> dict[str, Any]:
         "questions": sum(len(c.questions) for c in convs), "max_rounds": args.max_rounds,
         "embedding_model": settings.embedding_model, "defaults": defaults, "folds": folds, "summary": summary,
         "worst_fold_delta_r@10": round(min(deltas), 4), "adopt_tuned": adopt,
-        "grid_all_conversations_r@10": grid, "loop_evaluations": evals,
+        "grid_all_conversations_r@10": grid, "grid_per_conversation": per_conversation, "loop_evaluations": evals,
         "rerank": {"folds": rerank_folds, "summary": rerank_summary,
                    "worst_fold_delta_r@10": round(min(rerank_deltas), 4),
                    "adopt": rerank_summary["rerank r@10"]["mean"] > rerank_summary["base r@10"]["mean"]
