@@ -72,7 +72,7 @@ class Tunable:
     name: str
     module: str
     attr: str
-    grid: tuple[float, ...]
+    grid: tuple[Any, ...]
     bound: tuple[tuple[str, str, str], ...] = ()
 
 
@@ -90,8 +90,9 @@ TUNABLES: tuple[Tunable, ...] = (
     Tunable("fusion.BETA", "z0_memory.offline.fusion", "BETA", (1.0, 2.0, 4.0)),
     Tunable("fusion.SPEAKER_WEIGHT", "z0_memory.offline.fusion", "SPEAKER_WEIGHT", (1.0, 2.0, 3.0)),
     Tunable("retrieval.ROUND_DEPTH", "z0_memory.nodes.retrieval", "ROUND_DEPTH", (30, 50)),  # k = max(3 top_k, this)
-    # a method, not a constant: the rewriter's chaining step (second hop through a name round 1 found), off or on
-    Tunable("rewriter.CHAIN_HOPS", "z0_memory.offline.rewriter", "CHAIN_HOPS", (False, True)),
+    # a method, not a constant: the rewriter's chaining step (second hop through a name the hits gave): off, for
+    # relational questions only, or for every question the judge left unanswered
+    Tunable("rewriter.CHAIN_HOPS", "z0_memory.offline.rewriter", "CHAIN_HOPS", ("off", "relational", "any")),
 )
 
 

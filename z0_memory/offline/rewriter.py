@@ -3,12 +3,12 @@
 Candidates are tried in order; the first one that is new wins (queries are compared after
 :func:`z0_memory.offline.judge.norm_query`: NFKC, case-folded, whitespace collapsed, end punctuation dropped):
 
-0. for a question that names something only through another thing (**chaining**, when :data:`CHAIN_HOPS` is on: a
-   relation of a named entity, "what does Melanie's sister do?", or a thing described by a clause, "where did she
-   move after the job she took in May?"), the **second hop**: one name that round 1's best hits give and the
-   question does not (a capitalised name, a quoted title, a date; see :func:`bridge_terms`) with the question's
-   focus terms, one bridge per round, best hit first. Questions without that shape, or whose hits name nothing new,
-   go on to step 1;
+0. **chaining** (:data:`CHAIN_HOPS`; ``"off"`` by default), the **second hop**: one name that the best hits so far
+   give and the question does not (a capitalised name, a quoted title, a date; see :func:`bridge_terms`) with the
+   question's focus terms, one bridge per round, best hit first. ``"relational"`` chains only a question that names
+   something through another thing (:func:`needs_chain`: a relation of a named entity, "what does Melanie's sister
+   do?", or a thing described by a clause, "where did she move after the job she took in May?"); ``"any"`` chains
+   every question the judge left unanswered. Other questions, or hits that name nothing new, go on to step 1;
 1. the judge's ``next_query``;
 2. for list and multi-part questions, **pseudo-relevance feedback** first (the second hop is what they lack):
    the question's entities and focus terms plus the most salient new terms of the top hits that mention a
@@ -47,7 +47,9 @@ from z0_memory.offline.judge import (
 from z0_memory.schemas import STRATEGIES, Hit, StrategyName, Verdict
 from z0_memory.text import STOPWORDS, contains_cjk, content_terms, stem, tokens
 
-CHAIN_HOPS = False  # step 0 (chaining); off: it did not pass the folds protocol (bench/README.md, issue 21)
+# Step 0 (chaining): "off", "relational" or "any". Off: neither mode is evidence of a gain under the folds protocol
+# (bench/README.md, "Chaining", issue 21).
+CHAIN_HOPS = "off"
 PRF_HITS = 5
 PRF_TERMS = 3
 PRF_MIN_TF = 2
@@ -224,7 +226,7 @@ def _chain_queries(qa: QuestionAnalysis, hits: Sequence[Hit], queries_tried: Seq
 def _candidates(
     question: str, qa: QuestionAnalysis, verdict: Verdict, queries_tried: Sequence[str], hits: Sequence[Hit]
 ) -> Iterator[tuple[str, str]]:
-    if CHAIN_HOPS and needs_chain(question):
+    if CHAIN_HOPS == "any" or (CHAIN_HOPS == "relational" and needs_chain(question)):
         yield from _chain_queries(qa, hits, queries_tried)
     if verdict.next_query:
         yield verdict.next_query, "the judge's proposal"
