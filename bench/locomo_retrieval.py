@@ -20,8 +20,10 @@ in the top 5 / 10 / 20 is measured for:
 * ``loop``      the real retrieval graph (``z0_memory.graphs.retrieval``) with the offline judge: routing, the
   neighbours expansion, rounds of rewritten queries fused across rounds.
 
-It also reports the loop's mean rounds and p50/p95 latency per question, and the p50 of one round (query embedding
-plus one hybrid search). ``--json`` prints the same figures as one JSON object on the last line. The database is an
+For the questions whose answer is a short span (:func:`short_span`), it also reports the share whose answer occurs
+in the top 5 / 10 / 20 hits (:func:`answer_in_top`: an answer-level check without an LLM; bench/README.md). It also
+reports the loop's mean rounds and p50/p95 latency per question, and the p50 of one round (query embedding plus one
+hybrid search). ``--json`` prints the same figures as one JSON object on the last line. The database is an
 embedded server under a temporary folder in /tmp (``--data-dir`` to choose it), or ``DATABASE_URL`` when set. Each
 conversation goes to the project ``z0-bench-locomo-<name>``, emptied first (an interrupted run may have left rows
 there) and again when its questions are done. Row ids are derived from the project and the turn (uuid5), and the
