@@ -201,9 +201,10 @@ def bridge_terms(qa: QuestionAnalysis, hits: Sequence[Hit], queries_tried: Seque
     """Names the best hits give that the question does not: the candidate bridges of a two-hop question, best first.
 
     Read from the first :data:`PRF_HITS` hits that mention a question entity or focus term (as pseudo-relevance
-    feedback reads them), in rank order, each hit's names in text order (:func:`_names`). A name is dropped when
-    every word of it is a stop word, conversational filler, a speaker (or a speaker's shortened name), a word of
-    the question, or a word of a query already tried (so each round's chain takes the next bridge).
+    feedback reads them), in rank order, each hit's names in text order (:func:`_names`). Stop words
+    aside, a name is dropped when it has no word left or when any of its words is conversational filler, a speaker
+    (or a speaker's shortened name), a word of the question, or a word of a query already tried (so each round's
+    chain takes the next bridge).
     """
     speakers = {stem(t) for h in hits for t in tokens(str(h.metadata.get("speaker") or ""))}
     known = set(qa.stems) | qa.entity_stems | _tried_stems(queries_tried) | speakers | _CHATTER_STEMS
