@@ -20,8 +20,10 @@ in the top 5 / 10 / 20 is measured for:
 * ``loop``      the real retrieval graph (``z0_memory.graphs.retrieval``) with the offline judge: routing, the
   neighbours expansion, rounds of rewritten queries fused across rounds.
 
-It also reports the loop's mean rounds and p50/p95 latency per question, and the p50 of one round (query embedding
-plus one hybrid search). ``--json`` prints the same figures as one JSON object on the last line. The database is an
+For the questions whose answer is a short span (:func:`short_span`), it also reports the share whose answer occurs
+in the top 5 / 10 / 20 hits (:func:`answer_in_top`: an answer-level check without an LLM; bench/README.md). It also
+reports the loop's mean rounds and p50/p95 latency per question, and the p50 of one round (query embedding plus one
+hybrid search). ``--json`` prints the same figures as one JSON object on the last line. The database is an
 embedded server under a temporary folder in /tmp (``--data-dir`` to choose it), or ``DATABASE_URL`` when set. Each
 conversation goes to the project ``z0-bench-locomo-<name>``, emptied first (an interrupted run may have left rows
 there) and again when its questions are done. Row ids are derived from the project and the turn (uuid5), and the
@@ -42,6 +44,7 @@ import re
 import statistics
 import sys
 import time
+import unicodedata
 import uuid
 from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
@@ -77,7 +80,7 @@ class Tunable:
     name: str
     module: str
     attr: str
-    grid: tuple[float, ...]
+    grid: tuple[Any, ...]
     bound: tuple[tuple[str, str, str], ...] = ()
 
 
@@ -95,6 +98,9 @@ TUNABLES: tuple[Tunable, ...] = (
     Tunable("fusion.BETA", "z0_memory.offline.fusion", "BETA", (1.0, 2.0, 4.0)),
     Tunable("fusion.SPEAKER_WEIGHT", "z0_memory.offline.fusion", "SPEAKER_WEIGHT", (1.0, 2.0, 3.0)),
     Tunable("retrieval.ROUND_DEPTH", "z0_memory.nodes.retrieval", "ROUND_DEPTH", (30, 50)),  # k = max(3 top_k, this)
+    # a method, not a constant: the rewriter's chaining step (second hop through a name the hits gave): off, for
+    # relational questions only, or for every question the judge left unanswered
+    Tunable("rewriter.CHAIN_HOPS", "z0_memory.offline.rewriter", "CHAIN_HOPS", ("off", "relational", "any")),
 )
 
 
@@ -184,6 +190,42 @@ def recall(ranked_dia: Sequence[str | None], evidence: set[str], k: int) -> floa
     return len(evidence & set(ranked_dia[:k])) / len(evidence)
 
 
+YES_NO = frozenset({"yes", "no"})
+SHORT_SPAN_TOKENS = 5
+
+
+def normalize_answer(text: str) -> str:
+    """NFKC, case-folded, every punctuation character (Unicode category P*) replaced by a space, whitespace collapsed:
+    ``"Charlotte's Web!"`` -> ``"charlotte s web"``."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    text = "".join(" " if unicodedata.category(ch).startswith("P") else ch for ch in text)
+    return " ".join(text.split())
+
+
+def short_span(answer: Any) -> str | None:
+    """The normalized answer when it is a short span, else None. A short span: 1 to :data:`SHORT_SPAN_TOKENS` tokens
+    once normalized, not a yes/no answer (first token "yes" or "no", or "likely yes/no"), and not a list (the raw
+    answer holds a comma or a semicolon: several spans, which no single turn need hold together)."""
+    if answer is None or isinstance(answer, bool):
+        return None
+    raw = str(answer)
+    if "," in raw or ";" in raw:
+        return None
+    norm = normalize_answer(raw)
+    words = norm.split()
+    if not 1 <= len(words) <= SHORT_SPAN_TOKENS or words[0] in YES_NO or (words[0] == "likely" and words[1:2]
+                                                                             and words[1] in YES_NO):
+        return None
+    return norm
+
+
+def answer_in_top(contents: Sequence[str], span: str, k: int) -> bool:
+    """Whether the normalized ``span`` occurs, as whole tokens, in one of the first ``k`` contents (normalized the
+    same way): "cat" is in "my cat luna" but not in "category"."""
+    needle = f" {span} "
+    return any(needle in f" {normalize_answer(text)} " for text in contents[:k])
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -208,6 +250,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                                  **({"embedding_model": args.embedding_model} if args.embedding_model else {}))
     # recalls[method][category] -> list of (r@5, r@10, r@20); "overall" collects every question
     recalls: dict[str, dict[str, list[tuple[float, ...]]]] = {m: defaultdict(list) for m in METHODS}
+    # answers[method][category] -> list of (answer in top 5, 10, 20) for the questions whose answer is a short span
+    answers: dict[str, dict[str, list[tuple[float, ...]]]] = {m: defaultdict(list) for m in METHODS}
     rounds: list[int] = []
     loop_ms: list[float] = []
     round_ms: list[float] = []
@@ -261,25 +305,27 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     results["loop"] = out["memories"]
                     rounds.append(len(out["trace"]))
                     stops[out["stop_reason"]] += 1
+                    span = short_span(item.get("answer"))
                     for method, hits in results.items():
                         dia = [id_to_dia.get(h.id) for h in hits]
                         scores = tuple(recall(dia, evidence, k) for k in KS)
                         recalls[method][CATEGORIES[category]].append(scores)
                         recalls[method]["overall"].append(scores)
+                        if span is not None:
+                            found = tuple(float(answer_in_top([h.content for h in hits], span, k)) for k in KS)
+                            answers[method][CATEGORIES[category]].append(found)
+                            answers[method]["overall"].append(found)
             finally:
                 await pm.forget_everything()
-    table: dict[str, dict[str, dict[str, float]]] = {}
-    for method in METHODS:
-        table[method] = {}
-        for cat in [*CATEGORIES.values(), "overall"]:
-            rows_ = recalls[method].get(cat, [])
-            table[method][cat] = {f"r@{k}": round(statistics.fmean(r[i] for r in rows_), 4) if rows_ else None
-                                  for i, k in enumerate(KS)}
+    table = _category_table(recalls, "r")
+    answer_table = _category_table(answers, "a")
     counts = {cat: len(recalls["loop"].get(cat, [])) for cat in [*CATEGORIES.values(), "overall"]}
+    span_counts = {cat: len(answers["loop"].get(cat, [])) for cat in [*CATEGORIES.values(), "overall"]}
     return {
         "data": str(Path(args.data).resolve()), "conversations": conversations, "turns": turns,
         "questions": counts, "skipped_no_evidence": skipped, "max_rounds": args.max_rounds,
         "embedding_model": settings.embedding_model, "recall": table,
+        "answer_in_top": answer_table, "short_span_questions": span_counts,
         "loop": {"mean_rounds": round(statistics.fmean(rounds), 3) if rounds else None,
                  "p50_ms": round(percentile(loop_ms, 0.5), 2), "p95_ms": round(percentile(loop_ms, 0.95), 2),
                  "stop_reasons": dict(stops)},
@@ -289,14 +335,28 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _category_table(values: Mapping[str, Mapping[str, list[tuple[float, ...]]]], prefix: str
+                    ) -> dict[str, dict[str, dict[str, float | None]]]:
+    """``{method: {category: {"<prefix>@k": mean}}}`` of per-question (k in KS) tuples; None for an empty cell."""
+    table: dict[str, dict[str, dict[str, float | None]]] = {}
+    for method in METHODS:
+        table[method] = {}
+        for cat in [*CATEGORIES.values(), "overall"]:
+            rows_ = values[method].get(cat, [])
+            table[method][cat] = {f"{prefix}@{k}": round(statistics.fmean(r[i] for r in rows_), 4) if rows_ else None
+                                  for i, k in enumerate(KS)}
+    return table
+
+
 @dataclass
 class Conversation:
-    """One conversation imported into its own project, with its scorable questions (text, category, evidence)."""
+    """One conversation imported into its own project, with its scorable questions (text, category, evidence, and
+    the normalized answer when it is a short span, else None)."""
 
     name: str
     pm: ProjectMemory
     id_to_dia: dict[str, str]
-    questions: list[tuple[str, str, set[str]]]
+    questions: list[tuple[str, str, set[str], str | None]]
 
 
 async def import_conversations(memory: Z0Memory, folder: Path, limit: int | None) -> tuple[list[Conversation], float]:
@@ -326,23 +386,26 @@ async def import_conversations(memory: Z0Memory, folder: Path, limit: int | None
                 continue
             evidence = evidence_ids(item, known)
             if evidence:
-                questions.append((str(item["question"]), CATEGORIES[category], evidence))
+                questions.append((str(item["question"]), CATEGORIES[category], evidence, short_span(item.get("answer"))))
         conversations.append(Conversation(name, pm, id_to_dia, questions))
     return conversations, ingest_s
 
 
 async def loop_scores(graph: CompiledStateGraph[Any, Context, Any, Any], conv: Conversation, ctx: Context, *,
                       rerank: bool = False) -> list[dict[str, Any]]:
-    """The loop's recall@5/10/20 on every question of ``conv`` (one dict per question, in order). With ``rerank``,
+    """The loop's recall@5/10/20 on every question of ``conv`` (one dict per question, in order), and for a question
+    whose answer is a short span whether it is in the top 5/10/20 (``a@k``, 0 or 1). With ``rerank``,
     also the recall of the same final evidence reranked (``z0_memory.offline.rerank``: what ``Context.rerank`` does
     at the loop's end; ``ctx.rerank`` must be off) and the reranker's time (``rerank_ms``)."""
     from z0_memory.offline.rerank import rerank as rerank_hits
 
     out_rows = []
-    for question, category, evidence in conv.questions:
+    for question, category, evidence, span in conv.questions:
         out = await graph.ainvoke({"question": question}, context=ctx)
         dia = [conv.id_to_dia.get(h.id) for h in out["memories"]]
         row = {"category": category, **{f"r@{k}": recall(dia, evidence, k) for k in KS}}
+        if span is not None:
+            row.update({f"a@{k}": float(answer_in_top([h.content for h in out["memories"]], span, k)) for k in KS})
         if rerank:
             t0 = time.perf_counter()
             reranked = rerank_hits(question, out["memories"])
@@ -354,7 +417,7 @@ async def loop_scores(graph: CompiledStateGraph[Any, Context, Any, Any], conv: C
 
 
 def _mean(rows: Sequence[dict[str, Any]], key: str = "r@10", category: str | None = None) -> float | None:
-    values = [r[key] for r in rows if category is None or r["category"] == category]
+    values = [r[key] for r in rows if key in r and (category is None or r["category"] == category)]
     return round(statistics.fmean(values), 4) if values else None
 
 
@@ -425,20 +488,26 @@ async def run_folds(args: argparse.Namespace) -> dict[str, Any]:
                 folds.append({
                     "held_out": conv.name, "questions": len(rows),
                     "chosen": {k: v for k, v in pick.items() if v != defaults[k]},
+                    "short_span_questions": sum("a@10" in r for r in rows),
                     "baseline": {"r@10": _mean(baseline[conv.name]), "r@5": _mean(baseline[conv.name], "r@5"),
-                                 "multi-hop": _mean(baseline[conv.name], category="multi-hop")},
+                                 "multi-hop": _mean(baseline[conv.name], category="multi-hop"),
+                                 "answer@10": _mean(baseline[conv.name], "a@10")},
                     "tuned": {"r@10": _mean(rows), "r@5": _mean(rows, "r@5"),
-                              "multi-hop": _mean(rows, category="multi-hop")},
+                              "multi-hop": _mean(rows, category="multi-hop"), "answer@10": _mean(rows, "a@10")},
                 })
         finally:
             for conv in convs:
                 await conv.pm.forget_everything()
     summary = {which: {metric: fold_summary([f[which][metric] for f in folds if f[which][metric] is not None])
-                       for metric in ("r@10", "r@5", "multi-hop")} for which in ("baseline", "tuned")}
+                       for metric in FOLD_METRICS} for which in ("baseline", "tuned")}
     deltas = [f["tuned"]["r@10"] - f["baseline"]["r@10"] for f in folds]
     adopt = summary["tuned"]["r@10"]["mean"] > summary["baseline"]["r@10"]["mean"] and min(deltas) >= -0.01
     grid = {name: {str(v): round(pooled_r10(by_conv, names), 4) for v, by_conv in by_value.items()}
             for name, by_value in runs.items()}
+    # each value on each conversation (for reading a method switched on or off: a fold is then its held-out one)
+    per_conversation = {name: {str(v): {c: {"r@10": _mean(rows), "multi-hop": _mean(rows, category="multi-hop"),
+                                            "answer@10": _mean(rows, "a@10")} for c, rows in by_conv.items()}
+                               for v, by_conv in by_value.items()} for name, by_value in runs.items()}
     # the reranker has no constant to choose: each fold is just its held-out conversation, with and without it
     rerank_folds = [{"held_out": name,
                      "base r@5": _mean(baseline[name], "r@5"), "rerank r@5": _mean(baseline[name], "rr@5"),
@@ -454,7 +523,7 @@ async def run_folds(args: argparse.Namespace) -> dict[str, Any]:
         "questions": sum(len(c.questions) for c in convs), "max_rounds": args.max_rounds,
         "embedding_model": settings.embedding_model, "defaults": defaults, "folds": folds, "summary": summary,
         "worst_fold_delta_r@10": round(min(deltas), 4), "adopt_tuned": adopt,
-        "grid_all_conversations_r@10": grid, "loop_evaluations": evals,
+        "grid_all_conversations_r@10": grid, "grid_per_conversation": per_conversation, "loop_evaluations": evals,
         "rerank": {"folds": rerank_folds, "summary": rerank_summary,
                    "worst_fold_delta_r@10": round(min(rerank_deltas), 4),
                    "adopt": rerank_summary["rerank r@10"]["mean"] > rerank_summary["base r@10"]["mean"]
@@ -462,6 +531,9 @@ async def run_folds(args: argparse.Namespace) -> dict[str, Any]:
                    "ms_p50": round(percentile(rerank_ms, 0.5), 3), "ms_p95": round(percentile(rerank_ms, 0.95), 3)},
         "ingest_s": round(ingest_s, 1), "total_s": round(time.perf_counter() - started, 1),
     }
+
+
+FOLD_METRICS = ("r@10", "r@5", "multi-hop", "answer@10")
 
 
 def pooled_r10(by_conv: Mapping[str, Sequence[dict[str, Any]]], names: Sequence[str]) -> float:
@@ -474,20 +546,22 @@ def render_folds(result: dict[str, Any]) -> str:
         f"embedder {result['embedding_model']}, loop max_rounds {result['max_rounds']}",
         "defaults: " + ", ".join(f"{k}={v}" for k, v in result["defaults"].items()),
         "",
-        f"{'held out':<10} {'n':>4} {'r@10 base':>10} {'r@10 tuned':>11} {'mh base':>8} {'mh tuned':>9}  chosen",
+        f"{'held out':<10} {'n':>4} {'r@10 base':>10} {'r@10 tuned':>11} {'mh base':>8} {'mh tuned':>9} "
+        f"{'spans':>5} {'ans base':>8} {'ans tuned':>9}  chosen",
     ]
     fmt = lambda v: f"{v:.4f}" if v is not None else "-"  # noqa: E731
     for f in result["folds"]:
         chosen = ", ".join(f"{k}={v}" for k, v in f["chosen"].items()) or "(all defaults)"
         lines.append(f"{f['held_out']:<10} {f['questions']:>4} {fmt(f['baseline']['r@10']):>10} "
                      f"{fmt(f['tuned']['r@10']):>11} {fmt(f['baseline']['multi-hop']):>8} "
-                     f"{fmt(f['tuned']['multi-hop']):>9}  {chosen}")
+                     f"{fmt(f['tuned']['multi-hop']):>9} {f['short_span_questions']:>5} "
+                     f"{fmt(f['baseline']['answer@10']):>8} {fmt(f['tuned']['answer@10']):>9}  {chosen}")
     lines.append("")
     for which in ("baseline", "tuned"):
         s = result["summary"][which]
         lines.append(f"{which:<8} " + "; ".join(
             f"{m} mean {s[m]['mean']:.4f} worst {s[m]['worst']:.4f} spread {s[m]['spread']:.4f}"
-            for m in ("r@10", "r@5", "multi-hop")))
+            for m in FOLD_METRICS))
     lines += [
         f"worst fold change of r@10 {result['worst_fold_delta_r@10']:+.4f}; adoption rule (mean up, no fold down "
         f"more than 0.01): {'ADOPT' if result['adopt_tuned'] else 'keep the defaults'}",
@@ -529,6 +603,16 @@ def render(result: dict[str, Any]) -> str:
             cells = []
             for c in cats:
                 v = result["recall"][method][c][f"r@{k}"]
+                cells.append(f"{v:>11.3f}" if v is not None else f"{'-':>11}")
+            lines.append(f"{method:<9} {'@' + str(k):>4} " + " ".join(cells))
+    spans = result["short_span_questions"]
+    lines += ["", "answer in the top k (questions whose answer is a short span: " + ", ".join(
+        f"{c} {spans[c]}" for c in cats) + ")"]
+    for method in METHODS:
+        for k in KS:
+            cells = []
+            for c in cats:
+                v = result["answer_in_top"][method][c][f"a@{k}"]
                 cells.append(f"{v:>11.3f}" if v is not None else f"{'-':>11}")
             lines.append(f"{method:<9} {'@' + str(k):>4} " + " ".join(cells))
     loop = result["loop"]

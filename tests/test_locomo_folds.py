@@ -85,3 +85,37 @@ def test_every_tunable_names_a_real_constant_whose_value_is_in_its_grid(bench):
     for tunable in bench.TUNABLES:
         assert bench.current_value(tunable) in tunable.grid, tunable.name
         assert len(set(tunable.grid)) == len(tunable.grid) >= 2
+
+
+# --- the answer-level check (answer string in the top-k evidence) ------------------------------------------------
+
+
+def test_normalize_answer_casefolds_and_strips_punctuation(bench):
+    assert bench.normalize_answer('  "Charlotte\'s   Web"! ') == "charlotte s web"
+    assert bench.normalize_answer("C. S.Lewis") == "c s lewis"
+    assert bench.normalize_answer("ＳＷＥＤＥＮ") == "sweden"  # NFKC folds full-width letters
+
+
+@pytest.mark.parametrize(("answer", "span"), [
+    ("Sweden", "sweden"),
+    ('"Becoming Nicole"', "becoming nicole"),
+    ("Two cats and a dog", "two cats and a dog"),  # five tokens: still short
+    (2022, "2022"),  # LoCoMo stores some answers as numbers
+    ("once or twice a year ago", None),  # six tokens
+    ("Yes", None), ("No; she is not", None), ("Likely no", None), ("Yes, she is supportive", None),
+    ("pottery, camping, painting", None),  # a list: several spans
+    ("", None), ("?!", None), (None, None), (True, None),
+])
+def test_short_span(bench, answer, span):
+    assert bench.short_span(answer) == span
+
+
+def test_answer_in_top_matches_whole_tokens_within_one_hit_and_the_first_k_only(bench):
+    contents = ["Melanie: My CATEGORY is art.", "Caroline: A gift from my grandma in my home country, Sweden.",
+                "Melanie: my cat Luna!"]
+    assert bench.answer_in_top(contents, "sweden", 2)
+    assert not bench.answer_in_top(contents, "sweden", 1)
+    assert not bench.answer_in_top(contents, "cat", 2)  # "category" does not hold the token "cat"
+    assert bench.answer_in_top(contents, "cat luna", 3)
+    assert not bench.answer_in_top(contents, "art caroline", 3)  # never across two hits
+    assert bench.answer_in_top(contents, bench.short_span("Home-country"), 2)

@@ -345,3 +345,57 @@ def test_feedback_terms_must_recur_across_the_relevant_hits():
     ]
     terms = salient_terms(qa, hits, ["What hobbies does Melanie have?"])
     assert terms == ["pottery"]  # "absolutely", "class", "kids" appear in one relevant hit only
+
+
+# --- chaining (rewriter step 0, CHAIN_HOPS) ---------------------------------------------------------------------
+
+
+def test_needs_chain_is_a_relation_or_a_described_thing():
+    from z0_memory.offline.rewriter import needs_chain
+
+    assert needs_chain("What does Melanie's sister do?")
+    assert needs_chain("Where did she move after the job she took in May?")
+    assert needs_chain("Which city did Jon visit after the trip Gina planned?")
+    assert not needs_chain("What did Caroline research?")
+    assert not needs_chain("What does her sister do?")  # a pronoun's relation names no one a hit could give
+
+
+def test_bridge_terms_are_new_names_of_the_best_relevant_hits():
+    from z0_memory.offline.rewriter import bridge_terms
+
+    q = "What does Melanie's sister do?"
+    hits = [
+        hit("1", "Melanie: Thanks, Caroline! My sister Anna visited from Oslo on May 5, 2023.", speaker="Melanie"),
+        hit("2", "Caroline: Wow, Mel! Say hi to her.", speaker="Caroline"),
+        hit("3", 'Melanie: My sister loved "Charlotte\'s Web" as a kid.', speaker="Melanie"),
+    ]
+    bridges = bridge_terms(analyze_question(q), hits, [q])
+    # best hit first, each hit's names in text order; never a speaker ("Caroline", "Mel"), a sentence's first word
+    # ("Thanks", "My", "Wow"), or hit 2, which mentions neither Melanie nor the sister
+    assert bridges == ["Anna", "Oslo", "May 5, 2023", "Charlotte's Web"]
+    # a bridge a query already used is not offered again
+    assert bridge_terms(analyze_question(q), hits, [q, "Anna sister"])[0] == "Oslo"
+
+
+def test_chaining_rewrite_names_the_bridge_round_1_found(monkeypatch):
+    from z0_memory.offline import rewriter
+
+    q = "What does Melanie's sister do?"
+    round_1 = [hit("1", "Melanie: my sister Anna is visiting next week, I can't wait!", speaker="Melanie"),
+               hit("2", "Melanie: my sister and I went hiking.", speaker="Melanie")]
+    verdict = Verdict(sufficient=False, missing="aspects: value", next_query="Melanie sister")
+    # the default is off (the folds protocol found no evidence of a gain): the judge's proposal comes first
+    assert rewrite(q, verdict, queries_tried=[q], last_strategies=["hybrid"], hits=round_1)[0] == "Melanie sister"
+    monkeypatch.setattr(rewriter, "CHAIN_HOPS", "relational")
+    query, _, why = rewrite(q, verdict, queries_tried=[q], last_strategies=["hybrid"], hits=round_1)
+    assert query.split()[0] == "Anna" and "sister" in query and "Melanie" not in query
+    assert "chaining" in why and "Anna" in why
+    # the next round, with nothing new named, falls back to the judge's proposal
+    query_3, _, why_3 = rewrite(q, verdict, queries_tried=[q, query], last_strategies=["hybrid"], hits=round_1)
+    assert query_3 == "Melanie sister" and "judge" in why_3
+    # a question of another shape is not chained in "relational" mode: the judge's proposal comes first
+    plain = "What did Melanie do with her sister?"
+    assert rewrite(plain, verdict, queries_tried=[plain], last_strategies=["hybrid"], hits=round_1)[0] == "Melanie sister"
+    # "any" chains every unanswered question, whatever its shape
+    monkeypatch.setattr(rewriter, "CHAIN_HOPS", "any")
+    assert rewrite(plain, verdict, queries_tried=[plain], last_strategies=["hybrid"], hits=round_1)[0].startswith("Anna")

@@ -3,6 +3,12 @@
 Candidates are tried in order; the first one that is new wins (queries are compared after
 :func:`z0_memory.offline.judge.norm_query`: NFKC, case-folded, whitespace collapsed, end punctuation dropped):
 
+0. **chaining** (:data:`CHAIN_HOPS`; ``"off"`` by default), the **second hop**: one name that the best hits so far
+   give and the question does not (a capitalised name, a quoted title, a date; see :func:`bridge_terms`) with the
+   question's focus terms, one bridge per round, best hit first. ``"relational"`` chains only a question that names
+   something through another thing (:func:`needs_chain`: a relation of a named entity, "what does Melanie's sister
+   do?", or a thing described by a clause, "where did she move after the job she took in May?"); ``"any"`` chains
+   every question the judge left unanswered. Other questions, or hits that name nothing new, go on to step 1;
 1. the judge's ``next_query``;
 2. for list and multi-part questions, **pseudo-relevance feedback** first (the second hop is what they lack):
    the question's entities and focus terms plus the most salient new terms of the top hits that mention a
@@ -41,6 +47,9 @@ from z0_memory.offline.judge import (
 from z0_memory.schemas import STRATEGIES, Hit, StrategyName, Verdict
 from z0_memory.text import STOPWORDS, contains_cjk, content_terms, stem, tokens
 
+# Step 0 (chaining): "off", "relational" or "any". Off: neither mode is evidence of a gain under the folds protocol
+# (bench/README.md, "Chaining", issue 21).
+CHAIN_HOPS = "off"
 PRF_HITS = 5
 PRF_TERMS = 3
 PRF_MIN_TF = 2
@@ -141,9 +150,85 @@ def _entity_queries(qa: QuestionAnalysis) -> Iterator[tuple[str, str]]:
                 yield _join([entities[j], entities[i]]), "a pair of the question's entities"
 
 
+# A question that reaches its answer through an unnamed thing: "Melanie's sister", "the job she took in May",
+# "the book Caroline recommended". (A possessive of a pronoun, "her sister", names no one the hits could give.)
+_RELATION = re.compile(r"(?<![\w'’])[A-Z][\w\-]*['’]s?\s+(?:[a-z]+\s+){0,2}?[a-z]{3,}")
+_DESCRIBED = re.compile(
+    r"\bthe\s+[a-z]{3,}\s+(?:that|which|who|whom|where|when|(?:she|he|they|i|we|you)\s+[a-z]+|[A-Z][a-z]+\s+[a-z]+)",
+    re.IGNORECASE)
+_TITLE = re.compile(r"[\"“]([^\"“”]{2,60})[\"”]")
+_NAME_RUN = re.compile(r"(?<![\w'’])[A-Z][\w'’\-]*(?:\s+[A-Z][\w'’\-]*)*")
+_DATE = re.compile(
+    r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?\b"
+    r"|\b\d{1,2}(?:st|nd|rd|th)?\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?(?:,?\s+\d{4})?\b"
+    r"|\b(?:19|20)\d{2}-\d{2}-\d{2}\b|\b(?:19|20)\d{2}\b",
+    re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?;:…]\s*$|^\s*$")
+
+
+def needs_chain(question: str) -> bool:
+    """Whether ``question`` reaches its answer through a thing it does not name (see step 0 of the module docstring)."""
+    return bool(_RELATION.search(question) or _DESCRIBED.search(question))
+
+
+def _own_text(hit: Hit) -> str:
+    """The hit's words without the ``"Speaker: "`` prefix a conversation turn carries."""
+    speaker = str(hit.metadata.get("speaker") or "")
+    text = hit.content
+    if speaker and text.startswith(f"{speaker}:"):
+        text = text[len(speaker) + 1:]
+    return text.strip()
+
+
+def _names(text: str) -> Iterator[str]:
+    """Quoted titles, dates and runs of capitalised words of ``text``, in order; a capitalised word that starts a
+    sentence is skipped (it is capitalised for the sentence, not as a name), unless it is quoted."""
+    spans: list[tuple[int, str]] = [(m.start(), m.group(1).strip()) for m in _TITLE.finditer(text)]
+    spans += [(m.start(), m.group(0).strip()) for m in _DATE.finditer(text)]
+    covered = [(start, start + len(name)) for start, name in spans]
+    for m in _NAME_RUN.finditer(text):
+        words = [(w.start() + m.start(), w.group(0)) for w in re.finditer(r"\S+", m.group(0))]
+        if _SENTENCE_END.search(text[: m.start()]):
+            words = words[1:]
+        words = [(at, w) for at, w in words if not any(a <= at < b for a, b in covered)]
+        if words:
+            spans.append((words[0][0], " ".join(w for _, w in words)))
+    for _, name in sorted(spans, key=lambda s: s[0]):
+        yield name
+
+
+def bridge_terms(qa: QuestionAnalysis, hits: Sequence[Hit], queries_tried: Sequence[str]) -> list[str]:
+    """Names the best hits give that the question does not: the candidate bridges of a two-hop question, best first.
+
+    Read from the first :data:`PRF_HITS` hits that mention a question entity or focus term (as pseudo-relevance
+    feedback reads them), in rank order, each hit's names in text order (:func:`_names`). Stop words
+    aside, a name is dropped when it has no word left or when any of its words is conversational filler, a speaker
+    (or a speaker's shortened name), a word of the question, or a word of a query already tried (so each round's
+    chain takes the next bridge).
+    """
+    speakers = {stem(t) for h in hits for t in tokens(str(h.metadata.get("speaker") or ""))}
+    known = set(qa.stems) | qa.entity_stems | _tried_stems(queries_tried) | speakers | _CHATTER_STEMS
+    anchored = [h for h in hits if _anchored(qa, h)][:PRF_HITS]
+    found: list[str] = []
+    for hit in anchored:
+        for name in _names(_own_text(hit)):
+            words = [t for t in tokens(name) if t not in STOPWORDS]
+            new = [t for t in words if stem(t) not in known and not _nickname(stem(t), speakers)]
+            if new and len(new) == len(words):
+                found.append(name)
+    return list(dict.fromkeys(found))
+
+
+def _chain_queries(qa: QuestionAnalysis, hits: Sequence[Hit], queries_tried: Sequence[str]) -> Iterator[tuple[str, str]]:
+    for bridge in bridge_terms(qa, hits, queries_tried):
+        yield _join([bridge, *_focus_words(qa)]), f"chaining: the second hop through {bridge}, named by the top hits"
+
+
 def _candidates(
     question: str, qa: QuestionAnalysis, verdict: Verdict, queries_tried: Sequence[str], hits: Sequence[Hit]
 ) -> Iterator[tuple[str, str]]:
+    if CHAIN_HOPS == "any" or (CHAIN_HOPS == "relational" and needs_chain(question)):
+        yield from _chain_queries(qa, hits, queries_tried)
     if verdict.next_query:
         yield verdict.next_query, "the judge's proposal"
     multi = qa.is_list or qa.is_compare
