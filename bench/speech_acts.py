@@ -20,7 +20,11 @@ Two deciders are scored on the same mentions:
                L2 1e-2, 300 full-batch steps, no tuning), trained on every other conversation: leave-one-
                conversation-out, so no sentence of a conversation is scored by a model that saw it.
 
-It prints accuracy and per-class recall for both, and how the two disagree (what an ensemble could gain).
+It prints accuracy and per-class recall for both, for ``either`` (the rules' act, or the learned ``assert`` where the
+rules saw nothing: the simplest ensemble), and how the two disagree. To see the rules on text they were not written
+on, run this script from an export of an older commit (e.g. the rules before dev batch c was added, 94858ca):
+``git archive 94858ca z0_memory | tar -x -C /tmp/old``, copy this script and the dev files there, and run it with
+``PYTHONPATH=/tmp/old`` (bench/README.md, "Speech acts", has the figures).
 """
 
 from __future__ import annotations
@@ -88,6 +92,7 @@ def mentions(path: Path) -> list[dict[str, Any]]:
                     kept = [c for c in candidates if c.value and same_value(found.value, c.value)]
                     out.append({
                         "conversation": f"{path.name}:{turn['conversation']}",
+                        "value": found.value,
                         "masked": clause[: found.start] + "X" + clause[found.end :],
                         "label": _act([e["value"] for e in said], [e["outcome"] for e in said]),
                         "rules": _act([c.value for c in kept],
@@ -148,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(rows)} mentions in {len(set(groups))} conversations ({len(files)} files): {dict(Counter(truth))}")
     report("rules", truth, rules)
     report("learned", truth, learned)
+    either = [g if r == "none" and g == "assert" else r for r, g in zip(rules, learned)]
+    report("either", truth, either)  # the rules' act, or the learned assert where the rules saw nothing
     for a, b in (("assert", "hedge"), ("none", "assert"), ("assert", "none")):
         where = Counter(t for t, r, g in zip(truth, rules, learned) if r == a and g == b)
         print(f"rules {a}, learned {b}: labels {dict(where)}")
