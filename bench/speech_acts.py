@@ -42,12 +42,13 @@ import numpy as np
 from z0_memory.offline.extraction import TurnMessage, extract_candidates
 from z0_memory.offline.extraction.binding import open_values
 from z0_memory.offline.extraction.clauses import split_clauses, split_sentences, strip_noise
+from z0_memory.offline.extraction.speech_acts import ACTS, WEIGHTS, masked
 from z0_memory.offline.extraction.vocabulary import canonical_value, find_values
 from z0_memory.providers import USEEmbeddings
 from z0_memory.redaction import redact_secrets
 
 DATA_DIR = Path(__file__).parent / "data"
-ACTS = ("assert", "hedge", "none")
+
 
 
 def _norm(value: str | None) -> str:
@@ -93,7 +94,7 @@ def mentions(path: Path) -> list[dict[str, Any]]:
                     out.append({
                         "conversation": f"{path.name}:{turn['conversation']}",
                         "value": found.value,
-                        "masked": clause[: found.start] + "X" + clause[found.end :],
+                        "masked": masked(clause, found.start, found.end),
                         "label": _act([e["value"] for e in said], [e["outcome"] for e in said]),
                         "rules": _act([c.value for c in kept],
                                       ["pending" if c.hedged or c.confidence < 0.6 else "persist" for c in kept]),
@@ -139,6 +140,8 @@ def report(name: str, truth: list[str], guess: list[str]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data", nargs="*", type=Path, help="dev files (default: every dev file in bench/data)")
+    parser.add_argument("--write-weights", action="store_true",
+                        help=f"fit on every mention of the files and write the package's weights ({WEIGHTS.name})")
     args = parser.parse_args(argv)
     files = args.data or [DATA_DIR / "extraction_turns.jsonl", *sorted(DATA_DIR.glob("extraction_dev_*.jsonl"))]
     if any("blind" in f.name for f in files):
@@ -148,6 +151,10 @@ def main(argv: list[str] | None = None) -> int:
     x /= np.linalg.norm(x, axis=1, keepdims=True)
     y = np.array([ACTS.index(r["label"]) for r in rows])
     groups = np.array([r["conversation"] for r in rows])
+    if args.write_weights:
+        w, b = train(x, y)
+        np.savez_compressed(WEIGHTS, weights=w.astype(np.float32), bias=b.astype(np.float32))
+        print(f"wrote {WEIGHTS} from {len(rows)} mentions of {len(files)} files")
     learned = [ACTS[i] for i in leave_one_conversation_out(x, y, groups)]
     truth, rules = [r["label"] for r in rows], [r["rules"] for r in rows]
     print(f"{len(rows)} mentions in {len(set(groups))} conversations ({len(files)} files): {dict(Counter(truth))}")

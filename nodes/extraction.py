@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
 from langgraph.config import get_config
 from langgraph.runtime import Runtime
@@ -33,6 +34,7 @@ from z0_memory.settings import Settings
 from z0_memory.errors import InvalidKeyError
 from z0_memory.llm import ModelCallError, invoke_structured
 from z0_memory.nodes.common import scope_of
+from z0_memory.offline.extraction import speech_acts
 from z0_memory.offline.extractor import OFFLINE_EXTRACTOR_NAME, ExistingMemory, TurnMessage, extract_candidates
 from z0_memory.prompts import EXTRACTOR_SYSTEM, EXTRACTOR_USER
 from z0_memory.redaction import REDACTED, find_secrets, key_holds_secret, redact_secrets, scrub
@@ -226,6 +228,19 @@ async def write_candidates(pm: ProjectMemory, candidates: Sequence[Candidate], r
     return outcomes
 
 
+async def read_speech_acts(memory: Z0Memory, turn: Sequence[TurnMessage]) -> dict[str, str] | None:
+    """The learned speech-act reading of the turn's plain clauses (``offline.extraction.speech_acts``), or None when
+    it cannot be had: the memory embeds with another encoder than the one the shipped weights were fitted on, or
+    the weights are not installed. An embedding failure propagates (ModelCallError: the caller queues the turn)."""
+    if memory.providers.embedding_name != speech_acts.ENCODER or speech_acts.shipped_model() is None:
+        return None
+    texts = speech_acts.mention_texts([(m.role, m.text) for m in turn])
+    if not texts:
+        return {}
+    vectors = await memory.providers.embeddings.aembed_documents(texts)
+    return speech_acts.read_acts(texts, np.asarray(vectors, dtype=np.float64))
+
+
 async def extract_turn(pm: ProjectMemory, memory: Z0Memory, turn: Sequence[TurnMessage], ctx: Context,
                        thread_id: str | None, secrets: Sequence[str] = ()) -> list[dict[str, Any]]:
     """Extract and write one turn; raises ModelCallError when the model fails (the caller queues the turn).
@@ -237,8 +252,9 @@ async def extract_turn(pm: ProjectMemory, memory: Z0Memory, turn: Sequence[TurnM
     message_ids = said_ids(turn)
     ignored: list[dict[str, Any]] = []  # instructions to the assistant: never memories, reported in the outcome
     if model is None:
-        candidates = extract_candidates(turn, project=pm.scope.project, existing=related, ignored=ignored)
-        extractor = OFFLINE_EXTRACTOR_NAME
+        acts = await read_speech_acts(memory, turn)
+        candidates = extract_candidates(turn, project=pm.scope.project, existing=related, ignored=ignored, acts=acts)
+        extractor = OFFLINE_EXTRACTOR_NAME + (f"+{speech_acts.NAME}" if acts is not None else "")
     else:
         settings = memory.settings
         candidates = await _llm_candidates(model, turn, related, settings, pm.scope.project,
