@@ -2,6 +2,8 @@
 
     python bench/speech_acts.py                  # every dev file in bench/data
     python bench/speech_acts.py FILE [FILE ...]  # dev files only: a path containing "blind" is refused
+    python bench/speech_acts.py --end-to-end     # also: strict precision/recall with the reading, per file
+    python bench/speech_acts.py --write-weights  # fit on all the files, write the package's speech_acts.npz
 
 Every value the offline extractor's finders locate in a user clause (the vocabulary's known values and the open-
 vocabulary names a decision verb or slot phrase binds) is a *mention*; its speech act is read from the turn's labels:
@@ -30,6 +32,7 @@ on, run this script from an export of an older commit (e.g. the rules before dev
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import re
 import sys
@@ -42,7 +45,7 @@ import numpy as np
 from z0_memory.offline.extraction import TurnMessage, extract_candidates
 from z0_memory.offline.extraction.binding import open_values
 from z0_memory.offline.extraction.clauses import split_clauses, split_sentences, strip_noise
-from z0_memory.offline.extraction.speech_acts import ACTS, WEIGHTS, masked
+from z0_memory.offline.extraction.speech_acts import ACTS, WEIGHTS, ActModel, masked, mention_texts, read_acts
 from z0_memory.offline.extraction.vocabulary import canonical_value, find_values
 from z0_memory.providers import USEEmbeddings
 from z0_memory.redaction import redact_secrets
@@ -140,6 +143,9 @@ def report(name: str, truth: list[str], guess: list[str]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data", nargs="*", type=Path, help="dev files (default: every dev file in bench/data)")
+    parser.add_argument("--end-to-end", action="store_true",
+                        help="also replay each conversation through the extractor with the reading of a model fitted "
+                             "on the other conversations, scored by the database-free store of the tests")
     parser.add_argument("--write-weights", action="store_true",
                         help=f"fit on every mention of the files and write the package's weights ({WEIGHTS.name})")
     args = parser.parse_args(argv)
@@ -169,7 +175,42 @@ def main(argv: list[str] | None = None) -> int:
         part = [i for i, r in enumerate(rows) if r["conversation"].startswith(f"{name}:")]
         report(name[-15:], [truth[i] for i in part], [rules[i] for i in part])
         report("  learned", [truth[i] for i in part], [learned[i] for i in part])
+    if args.end_to_end:
+        end_to_end(files, x, y, groups)
     return 0
+
+
+def end_to_end(files: list[Path], x: np.ndarray, y: np.ndarray, groups: np.ndarray) -> None:
+    """Strict precision and recall per file, rules alone and rules with the reading (``tests/test_offline_extractor.py``
+    ``evaluate``: a simulated store, strict matching), each conversation read by a model that never saw it."""
+    spec = importlib.util.spec_from_file_location("offline_scorer", Path(__file__).parents[1] / "tests" /
+                                                  "test_offline_extractor.py")
+    scorer = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    sys.modules[spec.name] = scorer  # its dataclasses look their module up while the module is executed
+    spec.loader.exec_module(scorer)
+    encoder = USEEmbeddings()
+    for path in files:
+        turns = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        totals = {"rules": Counter(), "rules+learned": Counter()}
+        for conversation in sorted({t["conversation"] for t in turns}):
+            part = [t for t in turns if t["conversation"] == conversation]
+            held = groups == f"{path.name}:{conversation}"
+            w, b = train(x[~held], y[~held])
+            model = ActModel(w, b)
+
+            def acts_for(row: dict[str, Any], model: ActModel = model) -> dict[str, str]:
+                texts = mention_texts([("user", row["text"])])
+                vectors = np.asarray(encoder.embed_documents(texts)) if texts else np.zeros((0, x.shape[1]))
+                return read_acts(texts, vectors, model)
+
+            for name, reading in (("rules", None), ("rules+learned", acts_for)):
+                score = scorer.evaluate(part, acts_for=reading)
+                totals[name].update({k: score[k] for k in ("matched", "predicted", "expected", "hedges_persisted")})
+        for name, t in totals.items():
+            print(f"{path.name:36s} {name:14s} precision {t['matched'] / max(t['predicted'], 1):.3f} "
+                  f"recall {t['matched'] / max(t['expected'], 1):.3f} (writes {t['predicted']}, labels "
+                  f"{t['expected']}, hedges persisted {t['hedges_persisted']})")
 
 
 if __name__ == "__main__":
