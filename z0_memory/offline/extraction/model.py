@@ -63,6 +63,7 @@ class Statement:
     label_override: str | None = None
     weak: bool = False  # its clause had no marker of its own (mode carried over from the clause before)
     said_by: str = "user"  # "assistant": a proposal or claim the user accepted; its content is a summary
+    inferred: bool = False  # stated by the learned speech-act reading, not by a rule (``speech_acts``)
 
 
 @dataclass
