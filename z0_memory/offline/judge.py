@@ -61,6 +61,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from z0_memory.offline.extraction.vocabulary import ROLES, find_phrases, find_values
 from z0_memory.schemas import Hit, StrategyName, Verdict
 from z0_memory.text import (
     STOPWORDS,
@@ -76,6 +77,7 @@ TOP_K = 5
 LIST_FAILURE = "a list question needs two or more relevant hits and at least one exploratory round"
 TERM_COVERAGE = 0.5
 HIT_COVERAGE = 0.5
+PREFIX_MIN = 5  # letters two stems must share, one beginning the other, to count as one word
 
 _SEG = r"[^\W_][\w.\-]*"
 KEY_RE = re.compile(rf"(?<![\w.\-:])({_SEG}:{_SEG}:{_SEG})(?![\w:])", re.UNICODE)
@@ -84,7 +86,7 @@ _FILLERS = frozenset(
     """kind kinds type types sort sorts thing things something anything way ways many much long often time
     recently ever currently usually exactly specifically name named tell know think describe mention mentioned
     happen happened say said go going make made use used uses using now today nowadays still actually 哪些 哪个 哪种 什么样 多少 多久 几 时候 何时 谁 哪里 哪儿
-    时间 请问 知道 一下""".split()
+    时间 请问 知道 一下 用 使用 现在 目前 如今 做 当时""".split()
 )
 _QUESTION_WORDS = frozenset(
     """what when where which who whom whose why how did does do is are was were has have had can could would should
@@ -93,7 +95,7 @@ _QUESTION_WORDS = frozenset(
 
 _NEED_PATTERNS: dict[str, re.Pattern[str]] = {
     "date": re.compile(
-        r"\bwhen\b|\bwhat (?:date|time|year|month|day|week)\b|\bwhich (?:date|year|month|day|week)\b"
+        r"\bwhen\b|\bwhat (?:date|time(?! zones?\b)|year|month|day|week)\b|\bwhich (?:date|year|month|day|week)\b"
         r"|\bhow long ago\b|\bwhat period\b|何时|什么时候|哪天|哪一天|哪年|哪一年|几月|几号|几点|日期|哪个月",
         re.IGNORECASE,
     ),
@@ -189,6 +191,27 @@ class QuestionAnalysis:
         ent = self.entity_stems
         return tuple(s for s in self.stems if s not in ent)
 
+    @functools.cached_property
+    def anchors(self) -> tuple[str, ...]:
+        """The entities the judge requires some hit to name: names, quoted phrases, keys. Not a short acronym ("API",
+        "CI": a common noun in capitals) nor a CJK word only jieba's tagger calls a name ("博客", "商城": ordinary
+        nouns it tags ``nr``/``ns``): those are terms, covered or not like any other."""
+        return tuple(e for e in self.entities if not _ACRONYM.fullmatch(e)
+                     and not (contains_cjk(e) and e not in _quoted(self.question)))
+
+    @functools.cached_property
+    def judged_focus(self) -> tuple[str, ...]:
+        """The focus terms the judge weighs: the focus plus the words of entities that are not anchors."""
+        anchor_stems = frozenset(stem(t) for e in self.anchors for t in tokens(e))
+        return tuple(s for s in self.stems if s not in anchor_stems)
+
+    @functools.cached_property
+    def slots(self) -> dict[str, frozenset[str]]:
+        """Question stem -> the vocabulary slots (key entities: "cache", "deploy", "on_call") a phrase or known value
+        around it names (``offline.extraction.vocabulary``: bilingual, so "缓存" names the slot of
+        ``shop:database:cache``). An anchor that is a known value names its slot too ("Memcached" -> cache)."""
+        return _question_slots(self.question)
+
 
 def _entities(question: str) -> list[str]:
     found: list[str] = [m.group(1).strip() for m in _QUOTED.finditer(question)]
@@ -216,6 +239,44 @@ def _is_plain_word(word: str, rest: str) -> bool:
     if re.match(r"\s*(?:,|and|or|&)\s+[A-Z]", rest):  # "Melanie and Caroline ...": a list of names
         return False
     return word[1:].islower() and not any(c.isdigit() for c in word) and not re.search(rf"\b{re.escape(word)}\b", rest)
+
+
+_ACRONYM = re.compile(r"[A-Z]{2,3}")
+
+
+def _quoted(question: str) -> list[str]:
+    return [m.group(1).strip() for m in _QUOTED.finditer(question)]
+
+
+def _spans_slots(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, slot entity) of every vocabulary slot phrase, known value and role named in ``text``."""
+    found = [(f.start, f.end, f.slot.entity) for f in (*find_phrases(text), *find_values(text)) if f.slot]
+    for pattern, entity, _en, _zh in ROLES:
+        found += [(m.start(), m.end(), entity) for m in re.finditer(pattern, text, re.IGNORECASE)]
+    return found
+
+
+@functools.lru_cache(maxsize=512)
+def _question_slots(question: str) -> dict[str, frozenset[str]]:
+    out: dict[str, set[str]] = {}
+    for start, end, entity in _spans_slots(question):
+        for term in content_terms(question[start:end]):
+            out.setdefault(stem(term), set()).add(entity)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_slots(text: str) -> frozenset[str]:
+    return frozenset(entity for _s, _e, entity in _spans_slots(text))
+
+
+def _key_slot(hit: Hit) -> frozenset[str]:
+    return frozenset({hit.key.split(":")[-1]}) if hit.key and hit.key.count(":") == 2 else frozenset()
+
+
+def hit_slots(hit: Hit) -> frozenset[str]:
+    """The vocabulary slots a hit holds: its key's entity segment, and what its content names."""
+    return _key_slot(hit) | _text_slots(hit.content)
 
 
 def _cjk_names(question: str) -> list[str]:
@@ -287,13 +348,44 @@ class _HitView:
     relevant: bool
 
 
-def _view(hit: Hit, qa: QuestionAnalysis) -> _HitView:
-    stems_ = hit_stems(hit)
-    entities = frozenset(e for e in qa.entities if entity_in(e, hit, stems_))
-    focus = frozenset(s for s in qa.focus if s in stems_ or (contains_cjk(s) and s in hit.content))
-    need_terms = max(1, math.ceil(HIT_COVERAGE * len(qa.focus))) if len(qa.focus) > 2 else min(1, len(qa.focus))
-    relevant = (not qa.entities or bool(entities)) and len(focus) >= need_terms
-    return _HitView(hit, stems_, entities, focus, relevant)
+def _views(hits: Sequence[Hit], qa: QuestionAnalysis) -> list[_HitView]:
+    """One view per hit. The versions of one key-value fact (hits with the same key) are one subject: an anchor any
+    of them names counts for all ("Why did we move away from Hono?": the current value carries the reason, the
+    superseded one the name). A hit that holds a vocabulary slot the question names covers the question's words
+    for it ("缓存" and ``shop:database:cache``); a fact stored under that slot's key covers an anchor that is a
+    known value of the slot ("为什么不用 Memcached？" and ``shop:database:cache = Redis``)."""
+    stems_ = [hit_stems(h) for h in hits]
+    slots = [hit_slots(h) if qa.slots else frozenset() for h in hits]
+    own = [frozenset(e for e in qa.anchors if entity_in(e, h, st) or _slot_named(e, qa, _key_slot(h)))
+           for h, st in zip(hits, stems_, strict=True)]
+    by_key: dict[str, set[str]] = {}
+    for h, ents in zip(hits, own, strict=True):
+        if h.key:
+            by_key.setdefault(h.key, set()).update(ents)
+    focus_terms = qa.judged_focus
+    need_terms = max(1, math.ceil(HIT_COVERAGE * len(focus_terms))) if len(focus_terms) > 2 else min(1, len(focus_terms))
+    views = []
+    for h, st, sl, ents in zip(hits, stems_, slots, own, strict=True):
+        entities = ents | frozenset(by_key.get(h.key or "", ()))
+        focus = frozenset(t for t in focus_terms if term_in(t, st, h.content) or qa.slots.get(t, frozenset()) & sl)
+        relevant = (not qa.anchors or bool(entities)) and len(focus) >= need_terms
+        views.append(_HitView(h, st, entities, focus, relevant))
+    return views
+
+
+def _slot_named(anchor: str, qa: QuestionAnalysis, hit_slots_: frozenset[str]) -> bool:
+    return bool(hit_slots_) and any(qa.slots.get(stem(t), frozenset()) & hit_slots_ for t in tokens(anchor))
+
+
+def term_in(term_stem: str, stems_: frozenset[str], content: str) -> bool:
+    """A focus term is in a hit when its stem is, or (light stemmer's misses: "validated" / "validation",
+    "rewriting" / "rewrite") one stem of at least :data:`PREFIX_MIN` letters begins the other; a Chinese term when
+    it is a substring of the content (segmentation differs between a question and a memory)."""
+    if term_stem in stems_ or (contains_cjk(term_stem) and term_stem in content):
+        return True
+    if len(term_stem) < PREFIX_MIN or contains_cjk(term_stem):
+        return False
+    return any(s.startswith(term_stem) or (len(s) >= PREFIX_MIN and term_stem.startswith(s)) for s in stems_)
 
 
 def _meets(need: str, view: _HitView, qa: QuestionAnalysis) -> bool:
@@ -378,7 +470,7 @@ def judge(
             next_query=_new_or_none(focus_query(qa, (), ()) or None, queries_tried),
             next_strategy=_strategy_advice(qa, hits, list(qa.entities), list(qa.terms)) or "hybrid",
         )
-    views = [_view(h, qa) for h in top]
+    views = _views(top, qa)
     failures, missing_entities, missing_terms, aspects = _check(qa, views, round)
     last = " This was the last round." if round >= max_rounds else ""
     if not failures:
@@ -409,23 +501,24 @@ def judge(
 
 
 def _coverage(qa: QuestionAnalysis, views: Sequence[_HitView]) -> float:
-    if not qa.focus:
+    if not qa.judged_focus:
         return 1.0
     covered = set().union(*(v.focus_covered for v in views))
-    return len(covered) / len(qa.focus)
+    return len(covered) / len(qa.judged_focus)
 
 
 def _check(qa: QuestionAnalysis, views: Sequence[_HitView], round: int) -> tuple[list[str], list[str], list[str], list[str]]:
     failures: list[str] = []
     seen_entities = set().union(*(v.entities for v in views))
-    missing_entities = [e for e in qa.entities if e not in seen_entities]
+    missing_entities = [e for e in qa.anchors if e not in seen_entities]
     if missing_entities:
         failures.append(f"no top hit mentions {', '.join(missing_entities)}")
     covered = set().union(*(v.focus_covered for v in views))
-    missing_terms = [t for t in qa.terms if stem(t) in qa.focus and stem(t) not in covered]
-    if _coverage(qa, views) < TERM_COVERAGE:
+    missing_terms = [t for t in qa.terms if stem(t) in qa.judged_focus and stem(t) not in covered]
+    reasoned = _reasoned_about_anchors(qa, views)
+    if _coverage(qa, views) < TERM_COVERAGE and not reasoned:
         failures.append(f"the top hits cover only {_coverage(qa, views):.0%} of the question's terms")
-    relevant = [v for v in views if v.relevant]
+    relevant = [v for v in views if v.relevant or v in reasoned]
     aspects: list[str] = []
     if not relevant:
         failures.append("no single hit matches the question well enough")
@@ -435,7 +528,7 @@ def _check(qa: QuestionAnalysis, views: Sequence[_HitView], round: int) -> tuple
     if aspects:
         failures.append(f"no relevant hit gives {', '.join(_ASPECT_NAMES[a] for a in aspects)}")
     if qa.is_compare:
-        alone = [e for e in qa.entities if not any(e in v.entities and v.relevant for v in views)]
+        alone = [e for e in qa.anchors if not any(e in v.entities and v.relevant for v in views)]
         if alone and not missing_entities:
             failures.append(f"no relevant hit covers the part about {', '.join(alone)}")
             aspects += [f"part about {e}" for e in alone]
@@ -443,6 +536,19 @@ def _check(qa: QuestionAnalysis, views: Sequence[_HitView], round: int) -> tuple
         failures.append(LIST_FAILURE)
         aspects.append("more items for a list question")
     return failures, missing_entities, missing_terms, aspects
+
+
+def _reasoned_about_anchors(qa: QuestionAnalysis, views: Sequence[_HitView]) -> list[_HitView]:
+    """For a why-question about named things ("Why did we move away from Hono?", "为什么放弃 Airflow？"): the hits
+    that name every anchor and give a reason. The rest of such a question describes the change ("move away",
+    "放弃") in words the reason need not repeat, so these hits answer it whatever its other terms. Only anchors that
+    single hits out count: one most of the top hits name (a speaker in a conversation) says nothing about which hit
+    answers."""
+    if "rationale" not in qa.needs or not qa.anchors:
+        return []
+    if any(2 * sum(e in v.entities for v in views) > len(views) for e in qa.anchors):
+        return []
+    return [v for v in views if set(qa.anchors) <= v.entities and _meets("rationale", v, qa)]
 
 
 _ASPECT_NAMES = {
