@@ -112,6 +112,8 @@ _NEED_PATTERNS: dict[str, re.Pattern[str]] = {
 _LIST_CUES = re.compile(
     r"\b(?:all|every|each|list|various|several|some|ways|things|activities|hobbies|places|items|types|kinds)\b"
     r"|\bhow many times\b|\b(?:what|which)\s+(?!(?:does|is|was|has|this|his|its|yes)\b)\w+[^s\W]s\b"
+    # a verb, not a plural noun, when a determiner follows: "What generates the docs site?", "What runs our ...?"
+    r"(?!\s+(?:the|a|an|our|my|your|his|her|their|its|this|that|these|those)\b)"
     r"|哪些|都|所有|几次|分别|各",
     re.IGNORECASE,
 )
@@ -206,6 +208,12 @@ class QuestionAnalysis:
         return tuple(s for s in self.stems if s not in anchor_stems)
 
     @functools.cached_property
+    def chained(self) -> bool:
+        """The question names its subject through another fact ("Who owns the service that runs on Fastify?",
+        "谁负责那个用 Dagster 调度的平台？"): the link and the answer are different memories."""
+        return bool(_INDIRECT.search(self.question))
+
+    @functools.cached_property
     def slots(self) -> dict[str, frozenset[str]]:
         """Question stem -> the vocabulary slots (key entities: "cache", "deploy", "on_call") a phrase or known value
         around it names (``offline.extraction.vocabulary``: bilingual, so "缓存" names the slot of
@@ -248,11 +256,17 @@ def _quoted(question: str) -> list[str]:
     return [m.group(1).strip() for m in _QUOTED.finditer(question)]
 
 
+# Who owns an area is stored as ``people:{area}_owner`` (offline.extraction.people): these words name that slot.
+_OWNER_CUE = re.compile(r"\bown(?:s|ed|er|ers|ing)?\b|\bresponsible for\b|\bin charge of\b|负责(?!人)|负责人", re.IGNORECASE)
+OWNER_SLOT = "owner"
+
+
 def _spans_slots(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, slot entity) of every vocabulary slot phrase, known value and role named in ``text``."""
+    """(start, end, slot entity) of every vocabulary slot phrase, known value, role and owner word in ``text``."""
     found = [(f.start, f.end, f.slot.entity) for f in (*find_phrases(text), *find_values(text)) if f.slot]
     for pattern, entity, _en, _zh in ROLES:
         found += [(m.start(), m.end(), entity) for m in re.finditer(pattern, text, re.IGNORECASE)]
+    found += [(m.start(), m.end(), OWNER_SLOT) for m in _OWNER_CUE.finditer(text)]
     return found
 
 
@@ -271,7 +285,10 @@ def _text_slots(text: str) -> frozenset[str]:
 
 
 def _key_slot(hit: Hit) -> frozenset[str]:
-    return frozenset({hit.key.split(":")[-1]}) if hit.key and hit.key.count(":") == 2 else frozenset()
+    if not hit.key or hit.key.count(":") != 2:
+        return frozenset()
+    entity = hit.key.split(":")[-1]
+    return frozenset({entity, OWNER_SLOT}) if entity.endswith("_owner") else frozenset({entity})
 
 
 def hit_slots(hit: Hit) -> frozenset[str]:
@@ -364,11 +381,13 @@ def _views(hits: Sequence[Hit], qa: QuestionAnalysis) -> list[_HitView]:
             by_key.setdefault(h.key, set()).update(ents)
     focus_terms = qa.judged_focus
     need_terms = max(1, math.ceil(HIT_COVERAGE * len(focus_terms))) if len(focus_terms) > 2 else min(1, len(focus_terms))
+    if qa.chained:  # the answer and the link are different hits: each carries its own part of the words
+        need_terms = min(1, len(focus_terms))
     views = []
     for h, st, sl, ents in zip(hits, stems_, slots, own, strict=True):
         entities = ents | frozenset(by_key.get(h.key or "", ()))
         focus = frozenset(t for t in focus_terms if term_in(t, st, h.content) or qa.slots.get(t, frozenset()) & sl)
-        relevant = (not qa.anchors or bool(entities)) and len(focus) >= need_terms
+        relevant = (not qa.anchors or qa.chained or bool(entities)) and len(focus) >= need_terms
         views.append(_HitView(h, st, entities, focus, relevant))
     return views
 
@@ -381,8 +400,8 @@ def term_in(term_stem: str, stems_: frozenset[str], content: str) -> bool:
     """A focus term is in a hit when its stem is, or (light stemmer's misses: "validated" / "validation",
     "rewriting" / "rewrite") one stem of at least :data:`PREFIX_MIN` letters begins the other; a Chinese term when
     it is a substring of the content (segmentation differs between a question and a memory)."""
-    if term_stem in stems_ or (contains_cjk(term_stem) and term_stem in content):
-        return True
+    if term_stem in stems_ or (contains_cjk(term_stem) and term_stem in content) or term_stem + "e" in stems_:
+        return True  # "merged" -> "merg" is "merge"
     if len(term_stem) < PREFIX_MIN or contains_cjk(term_stem):
         return False
     return any(s.startswith(term_stem) or (len(s) >= PREFIX_MIN and term_stem.startswith(s)) for s in stems_)
@@ -471,7 +490,20 @@ def judge(
             next_strategy=_strategy_advice(qa, hits, list(qa.entities), list(qa.terms)) or "hybrid",
         )
     views = _views(top, qa)
-    failures, missing_entities, missing_terms, aspects = _check(qa, views, round)
+    facets = question_facets(question)
+    if len(facets) == 1:
+        failures, missing_entities, missing_terms, aspects = _check(qa, views, round)
+    else:
+        failures, missing_entities, missing_terms, aspects = [], [], [], []
+        for facet in facets:
+            f_failures, f_entities, f_terms, f_aspects = _check(analyze_question(facet), _views(top, analyze_question(facet)), round)
+            failures += [f"'{facet.strip(' ?？')}': {f}" for f in f_failures]
+            missing_entities += [e for e in f_entities if e not in missing_entities]
+            missing_terms += [t for t in f_terms if t not in missing_terms]
+            aspects += [a for a in f_aspects if a not in aspects]
+    if not failures and round < 2 and (len(facets) > 1 or qa.chained):
+        failures.append(CHAIN_FAILURE)
+        aspects.append("the link between the facts")
     last = " This was the last round." if round >= max_rounds else ""
     if not failures:
         n_rel = sum(v.relevant for v in views)
@@ -489,7 +521,7 @@ def judge(
         )
         if part
     )
-    only_more_items = failures == [LIST_FAILURE]
+    only_more_items = failures in ([LIST_FAILURE], [CHAIN_FAILURE])
     proposal = None if only_more_items else focus_query(qa, missing_terms, [a for a in aspects if a in qa.needs])
     return Verdict(
         sufficient=False,
@@ -498,6 +530,26 @@ def judge(
         next_query=_new_or_none(proposal, queries_tried),
         next_strategy=_strategy_advice(qa, top, missing_entities, missing_terms),
     )
+
+
+_FACET_SPLIT = re.compile(
+    r"\s*(?:,|;)\s*(?:and\s+)?(?=(?:what|who|whom|whose|where|when|how|which|why)\b)"
+    r"|\s+and\s+(?=(?:what|who|whom|whose|where|when|how|which|why)\b)|\s*[，；;]\s*",
+    re.IGNORECASE,
+)
+# A thing named through another fact: "the service that runs on Fastify", "那个用 Taro 写的小程序".
+_INDIRECT = re.compile(r"\b(?:the|that)\s+(?:\w+\s+){1,4}(?:that|which|who)\s+(?!is\b|are\b|was\b|were\b)\w+"
+                       r"|那个|的那(?:个|些)", re.IGNORECASE)
+CHAIN_FAILURE = "a question that chains facts is not declared answered on its first search: one more round follows the link"
+
+
+def question_facets(question: str) -> list[str]:
+    """The clauses of a compound question ("Who writes the API reference, and how are its code samples checked?",
+    "谁负责发布那个小程序，图片存在哪？"), each judged on its own; a simple question is its only facet. A part without
+    a content word of its own is no facet."""
+    parts = [p for p in _FACET_SPLIT.split(question) if p and p.strip()]
+    facets = [p for p in parts if analyze_question(p).judged_focus or analyze_question(p).anchors]
+    return facets if len(facets) > 1 else [question]
 
 
 def _coverage(qa: QuestionAnalysis, views: Sequence[_HitView]) -> float:
@@ -516,7 +568,7 @@ def _check(qa: QuestionAnalysis, views: Sequence[_HitView], round: int) -> tuple
     covered = set().union(*(v.focus_covered for v in views))
     missing_terms = [t for t in qa.terms if stem(t) in qa.judged_focus and stem(t) not in covered]
     reasoned = _reasoned_about_anchors(qa, views)
-    if _coverage(qa, views) < TERM_COVERAGE and not reasoned:
+    if _coverage(qa, views) < TERM_COVERAGE and not reasoned and not qa.chained:
         failures.append(f"the top hits cover only {_coverage(qa, views):.0%} of the question's terms")
     relevant = [v for v in views if v.relevant or v in reasoned]
     aspects: list[str] = []
