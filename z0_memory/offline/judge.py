@@ -95,13 +95,15 @@ _QUESTION_WORDS = frozenset(
 
 _NEED_PATTERNS: dict[str, re.Pattern[str]] = {
     "date": re.compile(
-        r"\bwhen\b|\bwhat (?:date|time(?! zones?\b)|year|month|day|week)\b|\bwhich (?:date|year|month|day|week)\b"
+        # "When does a refund need a second approver?" asks for a condition, "When did ...?" for a date
+        r"\bwhen\b(?!\s+(?:does|do|is|are|should|must|can)\b)|\bwhat (?:date|time(?! zones?\b)|year|month|day|week)\b|\bwhich (?:date|year|month|day|week)\b"
         r"|\bhow long ago\b|\bwhat period\b|何时|什么时候|哪天|哪一天|哪年|哪一年|几月|几号|几点|日期|哪个月",
         re.IGNORECASE,
     ),
     "rationale": re.compile(
         r"\bwhy\b|\bwhat (?:made|motivated|inspired|caused|led|prompted|drove)\b|\breasons?\b|\bhow come\b"
-        r"|为什么|为何|为啥|原因|理由|怎么会|动机",
+        r"|\bwhat(?:'s| is| was| went) (?:wrong|the (?:problem|issue)) with\b"
+        r"|为什么|为何|为啥|原因|理由|怎么会|动机|(?:出了|有)什么问题",
         re.IGNORECASE,
     ),
     "number": re.compile(r"\bhow (?:many|much|often|long)\b|\bnumber of\b|多少|几个|几次|几年|几天|多久|多长", re.IGNORECASE),
@@ -257,7 +259,8 @@ def _quoted(question: str) -> list[str]:
 
 
 # Who owns an area is stored as ``people:{area}_owner`` (offline.extraction.people): these words name that slot.
-_OWNER_CUE = re.compile(r"\bown(?:s|ed|er|ers|ing)?\b|\bresponsible for\b|\bin charge of\b|负责(?!人)|负责人", re.IGNORECASE)
+_OWNER_CUE = re.compile(r"\bown(?:s|ed|er|ers|ing)?\b|\b(?:leads?|handles?|maintains?|manages?|looks after)\b"
+                        r"|\bresponsible for\b|\bin charge of\b|负责(?!人)|负责人", re.IGNORECASE)
 OWNER_SLOT = "owner"
 
 
@@ -538,7 +541,7 @@ _FACET_SPLIT = re.compile(
     re.IGNORECASE,
 )
 # A thing named through another fact: "the service that runs on Fastify", "那个用 Taro 写的小程序".
-_INDIRECT = re.compile(r"\b(?:the|that)\s+(?:\w+\s+){1,4}(?:that|which|who)\s+(?!is\b|are\b|was\b|were\b)\w+"
+_INDIRECT = re.compile(r"\b(?:the|that)\s+(?:\w+\s+){1,4}(?:that|which|who|whose)\s+(?!is\b|are\b|was\b|were\b)\w+"
                        r"|那个|的那(?:个|些)", re.IGNORECASE)
 CHAIN_FAILURE = "a question that chains facts is not declared answered on its first search: one more round follows the link"
 
