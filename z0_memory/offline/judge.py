@@ -74,7 +74,8 @@ from z0_memory.text import (
 from z0_memory.timewindow import parse_time_window
 
 TOP_K = 5
-LIST_FAILURE = "a list question needs two or more relevant hits and at least one exploratory round"
+LIST_FAILURE = ("a list question needs at least one exploratory round, then two or more relevant hits or a round "
+                "that found no new relevant one")
 TERM_COVERAGE = 0.5
 HIT_COVERAGE = 0.5
 PREFIX_MIN = 5  # letters two stems must share, one beginning the other, to count as one word
@@ -114,8 +115,9 @@ _NEED_PATTERNS: dict[str, re.Pattern[str]] = {
 _LIST_CUES = re.compile(
     r"\b(?:all|every|each|list|various|several|some|ways|things|activities|hobbies|places|items|types|kinds)\b"
     r"|\bhow many times\b|\b(?:what|which)\s+(?!(?:does|is|was|has|this|his|its|yes)\b)\w+[^s\W]s\b"
-    # a verb, not a plural noun, when a determiner follows: "What generates the docs site?", "What runs our ...?"
-    r"(?!\s+(?:the|a|an|our|my|your|his|her|their|its|this|that|these|those)\b)"
+    # a plural noun when an auxiliary follows ("What hobbies does ...", "Which days are ..."); a verb otherwise
+    # ("What generates the docs site?", "What handles subscriptions?")
+    r"(?=\s+(?:do|does|did|are|were|is|was|have|has|had|can|could|should|would|will|must)\b)"
     r"|哪些|都|所有|几次|分别|各",
     re.IGNORECASE,
 )
@@ -587,7 +589,7 @@ def _check(qa: QuestionAnalysis, views: Sequence[_HitView], round: int) -> tuple
         if alone and not missing_entities:
             failures.append(f"no relevant hit covers the part about {', '.join(alone)}")
             aspects += [f"part about {e}" for e in alone]
-    if qa.is_list and not failures and (len(relevant) < 2 or round < 2):
+    if qa.is_list and not failures and (round < 2 or (len(relevant) < 2 and any(_new_in(v.hit, round) for v in relevant))):
         failures.append(LIST_FAILURE)
         aspects.append("more items for a list question")
     return failures, missing_entities, missing_terms, aspects
@@ -604,6 +606,13 @@ def _reasoned_about_anchors(qa: QuestionAnalysis, views: Sequence[_HitView]) -> 
     if any(2 * sum(e in v.entities for v in views) > len(views) for e in qa.anchors):
         return []
     return [v for v in views if set(qa.anchors) <= v.entities and _meets("rationale", v, qa)]
+
+
+def _new_in(hit: Hit, round: int) -> bool:
+    """Whether ``hit`` first turned up in ``round`` (the fusion records the rounds that found it; a hit without that
+    record counts as new)."""
+    rounds = hit.metadata.get("rounds")
+    return not rounds or min(rounds) >= round
 
 
 _ASPECT_NAMES = {
