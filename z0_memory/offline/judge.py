@@ -61,7 +61,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from z0_memory.offline.extraction.vocabulary import ROLES, find_phrases, find_values
+from z0_memory.offline.extraction.vocabulary import ROLES, SLOTS, find_phrases, find_values
 from z0_memory.schemas import Hit, StrategyName, Verdict
 from z0_memory.text import (
     STOPWORDS,
@@ -275,12 +275,40 @@ def _spans_slots(text: str) -> list[tuple[int, int, str]]:
     return found
 
 
+# Where something is kept names the slots that keep things ("Where does telemetry get stored?" and
+# ``database:database = ClickHouse``).
+_STORAGE_CUE = re.compile(r"\b(?:stor(?:e|ed|es|ing|age)|kept|keeps?|persist(?:s|ed)?)\b|存在|存到|存储|放在", re.IGNORECASE)
+STORAGE_SLOTS = ("database", "object_storage", "cache", "warehouse")
+
+
+@functools.lru_cache(maxsize=1)
+def _word_slots() -> dict[str, frozenset[str]]:
+    """Stem -> slots, for the vocabulary's one-word Latin phrases and its slot names ("styling" -> css, "naming"):
+    the vocabulary's own patterns want the exact form, a question says "style" or "named"."""
+    out: dict[str, set[str]] = {}
+    for slot in SLOTS:
+        for phrase in (*slot.phrases, slot.en, slot.entity):
+            if re.fullmatch(r"[A-Za-z]+", phrase):
+                out.setdefault(stem(phrase), set()).add(slot.entity)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
 @functools.lru_cache(maxsize=512)
 def _question_slots(question: str) -> dict[str, frozenset[str]]:
     out: dict[str, set[str]] = {}
     for start, end, entity in _spans_slots(question):
         for term in content_terms(question[start:end]):
             out.setdefault(stem(term), set()).add(entity)
+    for match in _STORAGE_CUE.finditer(question):
+        for term in content_terms(match.group(0)) or [match.group(0)]:
+            out.setdefault(stem(term), set()).update(STORAGE_SLOTS)
+    words = _word_slots()
+    for term in content_terms(question):
+        st = stem(term)
+        forms = (st, st + "e", st[:-1] if st.endswith("e") else st)  # "styling" -> "styl" is "style"
+        found = frozenset().union(*(words.get(f, frozenset()) for f in forms))
+        if st not in out and found:
+            out[st] = set(found)
     return {k: frozenset(v) for k, v in out.items()}
 
 
