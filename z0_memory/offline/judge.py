@@ -87,7 +87,7 @@ _FILLERS = frozenset(
     """kind kinds type types sort sorts thing things something anything way ways many much long often time
     recently ever currently usually exactly specifically name named tell know think describe mention mentioned
     happen happened say said go going make made use used uses using now today nowadays still actually 哪些 哪个 哪种 什么样 多少 多久 几 时候 何时 谁 哪里 哪儿
-    时间 请问 知道 一下 用 使用 现在 目前 如今 做 当时""".split()
+    时间 请问 知道 一下 用 使用 现在 目前 如今 做 当时 应该 几个 习惯""".split()
 )
 _QUESTION_WORDS = frozenset(
     """what when where which who whom whose why how did does do is are was were has have had can could would should
@@ -314,7 +314,8 @@ def _question_slots(question: str) -> dict[str, frozenset[str]]:
 
 @functools.lru_cache(maxsize=4096)
 def _text_slots(text: str) -> frozenset[str]:
-    return frozenset(entity for _s, _e, entity in _spans_slots(text))
+    """The slots a memory's text names (an owner only by its key: "our own servers" owns nothing)."""
+    return frozenset(entity for _s, _e, entity in _spans_slots(text)) - {OWNER_SLOT}
 
 
 def _key_slot(hit: Hit) -> frozenset[str]:
@@ -625,12 +626,16 @@ def _check(qa: QuestionAnalysis, views: Sequence[_HitView], round: int) -> tuple
 
 def _reasoned_about_anchors(qa: QuestionAnalysis, views: Sequence[_HitView]) -> list[_HitView]:
     """For a why-question about named things ("Why did we move away from Hono?", "为什么放弃 Airflow？"): the hits
-    that name every anchor and give a reason. The rest of such a question describes the change ("move away",
+    that name every anchor and give a reason; without anchors, the facts stored under a slot the question names that
+    give a reason. The rest of such a question describes the change ("move away",
     "放弃") in words the reason need not repeat, so these hits answer it whatever its other terms. Only anchors that
     single hits out count: one most of the top hits name (a speaker in a conversation) says nothing about which hit
     answers."""
-    if "rationale" not in qa.needs or not qa.anchors:
+    if "rationale" not in qa.needs:
         return []
+    if not qa.anchors:  # "Why was a self-hosted warehouse chosen?": the fact stored under the slot it names
+        named = frozenset().union(*qa.slots.values()) if qa.slots else frozenset()
+        return [v for v in views if _key_slot(v.hit) & named and _meets("rationale", v, qa)]
     if any(2 * sum(e in v.entities for v in views) > len(views) for e in qa.anchors):
         return []
     return [v for v in views if set(qa.anchors) <= v.entities and _meets("rationale", v, qa)]
