@@ -277,8 +277,10 @@ def _spans_slots(text: str) -> list[tuple[int, int, str]]:
 
 # Where something is kept names the slots that keep things ("Where does telemetry get stored?" and
 # ``database:database = ClickHouse``).
-_STORAGE_CUE = re.compile(r"\b(?:stor(?:e|ed|es|ing|age)|kept|keeps?|persist(?:s|ed)?)\b|存在|存到|存储|放在", re.IGNORECASE)
+_STORAGE_CUE = re.compile(r"\b(?:stor(?:e|ed|es|ing|age)|kept|keeps?|sav(?:e|ed|es)|persist(?:s|ed)?)\b|存在|存到|存储|放在",
+                          re.IGNORECASE)
 STORAGE_SLOTS = ("database", "object_storage", "cache", "warehouse")
+STORAGE = "storage"  # a memory that says where something is kept ("Notes are stored as Markdown files")
 
 
 @functools.lru_cache(maxsize=1)
@@ -301,11 +303,11 @@ def _question_slots(question: str) -> dict[str, frozenset[str]]:
             out.setdefault(stem(term), set()).add(entity)
     for match in _STORAGE_CUE.finditer(question):
         for term in content_terms(match.group(0)) or [match.group(0)]:
-            out.setdefault(stem(term), set()).update(STORAGE_SLOTS)
+            out.setdefault(stem(term), set()).update((*STORAGE_SLOTS, STORAGE))
     words = _word_slots()
     for term in content_terms(question):
         st = stem(term)
-        forms = (st, st + "e", st[:-1] if st.endswith("e") else st)  # "styling" -> "styl" is "style"
+        forms = (st, st + "e", st + "s", st[:-1] if st.endswith("e") else st)  # "styl" is "style", "id" "ids"
         found = frozenset().union(*(words.get(f, frozenset()) for f in forms))
         if st not in out and found:
             out[st] = set(found)
@@ -315,7 +317,8 @@ def _question_slots(question: str) -> dict[str, frozenset[str]]:
 @functools.lru_cache(maxsize=4096)
 def _text_slots(text: str) -> frozenset[str]:
     """The slots a memory's text names (an owner only by its key: "our own servers" owns nothing)."""
-    return frozenset(entity for _s, _e, entity in _spans_slots(text)) - {OWNER_SLOT}
+    named = frozenset(entity for _s, _e, entity in _spans_slots(text)) - {OWNER_SLOT}
+    return named | {STORAGE} if _STORAGE_CUE.search(text) else named
 
 
 def _key_slot(hit: Hit) -> frozenset[str]:
