@@ -5,7 +5,7 @@ Algorithm
 1. **Analyse the question** (:func:`analyze_question`):
 
    * *focus terms*: :func:`z0_memory.text.content_terms` minus question fillers ("kind", "type", "thing", "use",
-     "now", 哪些 ...),
+     "now", 哪些, 用, 现在 ...),
      compared after a light English stemmer (:func:`stem`), so "desserts" matches "dessert";
    * the period the question names (:mod:`z0_memory.timewindow`) is left out of both: it is matched on dates;
    * *entities*: capitalised words and runs of them ("Lord of the Rings" style runs are kept apart word by word),
@@ -15,35 +15,53 @@ Algorithm
    * *needs*, from cue words in English and Chinese: ``date`` (when / what year / 何时 / 什么时候 ...),
      ``rationale`` (why / what motivated / 为什么 ...), ``number`` (how many / how much / how long / 多少 / 几),
      ``person`` (who / 谁), ``place`` (where / 哪里), ``value`` (what / which / 什么 / 哪个);
-   * *shape*: ``list`` (plural nouns after what/which, "all", "how many times", 哪些, 都 ...) and
+   * *shape*: ``list`` (a plural noun after what/which followed by an auxiliary, "all", "how many times", 哪些, 都
+     ...) and
      ``compare`` (both, and between two entities, than, same, different, 比, 相比 ...).
 
 2. **Score each of the top hits** (the first :data:`TOP_K`, after dropping hits below ``min_score``) by the share
-   of focus terms it contains; entities count when they appear in the text, the key, or the hit's
-   ``metadata['speaker']``. A hit is *relevant* when it covers every entity it could (at least one entity when the
-   question names any) and at least half of the focus terms (one term for short questions).
+   of the question's judged terms it contains. The judge weighs *anchors* (``QuestionAnalysis.anchors``: names,
+   quoted phrases, keys; not a short acronym such as "API" nor a CJK noun only jieba's tagger calls a name: those
+   count as terms) and *judged terms* (the focus terms plus those demoted entity words). A term is in a hit when its
+   stem is, when one stem of at least :data:`PREFIX_MIN` letters begins the other ("validated" / "validation"), or
+   through the project's slot vocabulary (``offline.extraction.vocabulary``, bilingual): a question word that names
+   a slot ("缓存", "deploys", "style", an owner word, a storage word) is covered by a hit holding that slot (its key's
+   entity segment, or a slot phrase in its text). Anchors count when they appear in the text, the key, the hit's
+   ``metadata['speaker']``, another version of the same key, or (a known value of a slot: "Memcached") a fact stored
+   under that slot's key. A hit is *relevant* when it names an anchor (if there are any) and at least half of the
+   judged terms (one term for short questions).
 
-3. **Decide.** Evidence is sufficient only when all of these hold:
+3. **Decide.** A compound question ("Who writes X, and how are Y checked?", "谁负责X，Y存在哪？") is split into
+   facets (:func:`question_facets`), each judged on its own; it is sufficient only when every facet is. For a
+   question (or facet), evidence is sufficient only when all of these hold:
 
-   * every entity is covered by some top hit, and the top hits together cover >= 50% of the focus terms;
+   * every anchor is covered by some top hit, and the top hits together cover >= 50% of the judged terms;
    * some relevant hit exists, and each *need* is met by a relevant hit: a date in its text (month names, years,
      weekdays, "yesterday", "last week", 2023-05-01, 5月 ...) or a ``metadata['session_date']``; a rationale
      (``hit.rationale``, or because / since / so that / reason / 因为 / 为了 ...); a number (digits or number
      words); a person (a capitalised name not in the question); a place (a capitalised word or "in/at the ...");
      a concrete value (two content terms the question does not contain, or one that is a number, a name or a
-     Chinese word);
+     Chinese word). "When does X need Y?" asks for a condition, not a date; "what was wrong with X" for a reason;
+   * a why-question is answered by a hit that names every anchor and gives a reason, whatever its other words
+     ("Why did we move away from Hono?": the change is described in words the reason need not repeat), provided the
+     anchors single hits out (no anchor named by most top hits); without anchors, by the fact stored under a slot
+     the question names, with its reason;
    * for ``compare`` questions with several entities, each entity has its own relevant hit;
-   * for ``list`` questions, at least two distinct relevant hits, and never on round 1: a list is not declared
-     complete on the first query's results, one exploratory round is always made.
+   * for ``list`` questions, never on round 1 (one exploratory round is always made); then two distinct relevant
+     hits, or a round that found no new relevant hit (the fusion records the rounds that found each hit);
+   * a *chained* question, one that names its subject through another fact ("the service that runs on Fastify",
+     "那个用 Go 写的后端"), or a compound one is never sufficient on round 1 either: one more round follows the link.
+     In a chained question the link and the answer are different hits, so a hit is relevant with one judged term
+     and the 50% coverage is not asked.
 
    Otherwise ``missing`` names what is uncovered (``entities: ...; terms: ...; aspects: ...``) and ``reason`` says
-   which test failed.
+   which test failed (for a facet, prefixed by the facet).
 
 4. **Advise.** ``next_query`` focuses on the gap: the entities plus the missing terms, or the entities plus the
    focus terms plus an expansion of the missing aspect (date -> "date"; rationale -> "because reason";
    number -> "how many number"; Chinese: 日期 / 因为 原因 / 多少). It is ``None`` when that query was already tried
-   (case and whitespace ignored) or when the gap is only "more items for a list" (the rewriter's pseudo-relevance
-   feedback explores better). ``next_strategy`` switches: a key in the question -> ``kv_exact``; missing rare
+   (case and whitespace ignored) or when the gap is only "more items for a list" or "the link of a chained question"
+   (the rewriter's pseudo-relevance feedback and second hop explore better). ``next_strategy`` switches: a key in the question -> ``kv_exact``; missing rare
    tokens (names, numbers, quoted phrases) after semantic/hybrid search -> ``keyword``; missing ordinary terms
    (likely a paraphrase) after keyword search -> ``semantic``; after keyword-only search with rare tokens still
    missing -> ``hybrid``.
