@@ -217,10 +217,10 @@ class QuestionAnalysis:
 
     @functools.cached_property
     def anchors(self) -> tuple[str, ...]:
-        """The entities the judge requires some hit to name: names, quoted phrases, keys. Not a short acronym ("API",
-        "CI": a common noun in capitals) nor a CJK word only jieba's tagger calls a name ("博客", "商城": ordinary
-        nouns it tags ``nr``/``ns``): those are terms, covered or not like any other."""
-        return tuple(e for e in self.entities if not _ACRONYM.fullmatch(e)
+        """The entities the judge requires some hit to name: names, quoted phrases, keys. Not a short acronym the slot
+        vocabulary uses as a common noun ("API", "CI"; "US" stays a name) nor a CJK word only jieba's tagger calls a
+        name ("博客", "商城": ordinary nouns it tags ``nr``/``ns``): those are terms, covered or not like any other."""
+        return tuple(e for e in self.entities if not (_ACRONYM.fullmatch(e) and e.lower() in _vocabulary_words())
                      and not (contains_cjk(e) and e not in _quoted(self.question)))
 
     @functools.cached_property
@@ -228,6 +228,16 @@ class QuestionAnalysis:
         """The focus terms the judge weighs: the focus plus the words of entities that are not anchors."""
         anchor_stems = frozenset(stem(t) for e in self.anchors for t in tokens(e))
         return tuple(s for s in self.stems if s not in anchor_stems)
+
+    @functools.cached_property
+    def alternatives(self) -> tuple[tuple[str, str], ...]:
+        """Stem pairs (both ways) of an either-or question ("Tabs or spaces in the CRM repo?", "用 Redis 还是
+        Memcached？"): it asks which alternative holds, so a hit naming one covers the other."""
+        pairs = []
+        for m in _EITHER_OR.finditer(self.question):
+            a, b = stem(m.group(1)), stem(m.group(2))
+            pairs += [(a, b), (b, a)]
+        return tuple(pairs)
 
     @functools.cached_property
     def chained(self) -> bool:
@@ -272,6 +282,16 @@ def _is_plain_word(word: str, rest: str) -> bool:
 
 
 _ACRONYM = re.compile(r"[A-Z]{2,3}")
+_EITHER_OR = re.compile(r"([^\W\d_]{2,}|[\u4e00-\u9fff]{2,})\s*(?:\bor\b|还是)\s*([^\W\d_]{2,}|[\u4e00-\u9fff]{2,})", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=1)
+def _vocabulary_words() -> frozenset[str]:
+    """Every Latin word of the slot vocabulary's phrases and slot names ("api", "ci", "orm", "sso"): an acronym
+    among them is a common technical noun, not a name ("US" is not one)."""
+    words = (w for slot in SLOTS for phrase in (*slot.phrases, slot.en, slot.entity.replace("_", " "))
+             for w in re.findall(r"[a-z]+", phrase.lower()))
+    return frozenset(words)
 
 
 def _quoted(question: str) -> list[str]:
@@ -442,6 +462,7 @@ def _views(hits: Sequence[Hit], qa: QuestionAnalysis) -> list[_HitView]:
     for h, st, sl, ents in zip(hits, stems_, slots, own, strict=True):
         entities = ents | frozenset(by_key.get(h.key or "", ()))
         focus = frozenset(t for t in focus_terms if term_in(t, st, h.content) or qa.slots.get(t, frozenset()) & sl)
+        focus |= frozenset(b for a, b in qa.alternatives if a in focus)  # "Tabs or spaces?": one answers both
         relevant = (not qa.anchors or qa.chained or bool(entities)) and len(focus) >= need_terms
         views.append(_HitView(h, st, entities, focus, relevant))
     return views
@@ -647,19 +668,20 @@ def _check(qa: QuestionAnalysis, views: Sequence[_HitView], round: int) -> tuple
 
 def _reasoned_about_anchors(qa: QuestionAnalysis, views: Sequence[_HitView]) -> list[_HitView]:
     """For a why-question about named things ("Why did we move away from Hono?", "为什么放弃 Airflow？"): the hits
-    that name every anchor and give a reason; without anchors, the facts stored under a slot the question names that
-    give a reason. The rest of such a question describes the change ("move away",
-    "放弃") in words the reason need not repeat, so these hits answer it whatever its other terms. Only anchors that
-    single hits out count: one most of the top hits name (a speaker in a conversation) says nothing about which hit
-    answers."""
+    that name every anchor that singles hits out and give a reason; without anchors, the facts stored under a slot
+    the question names that give a reason. The rest of such a question describes the change ("move away", "放弃")
+    in words the reason need not repeat, so these hits answer it whatever its other terms. An anchor most of the top
+    hits name (a speaker in a conversation, the project all facts are about) says nothing about which hit answers;
+    without an anchor that does, this shortcut is not taken."""
     if "rationale" not in qa.needs:
         return []
     if not qa.anchors:  # "Why was a self-hosted warehouse chosen?": the fact stored under the slot it names
         named = frozenset().union(*qa.slots.values()) if qa.slots else frozenset()
         return [v for v in views if _key_slot(v.hit) & named and _meets("rationale", v, qa)]
-    if any(2 * sum(e in v.entities for v in views) > len(views) for e in qa.anchors):
+    singling = {e for e in qa.anchors if 2 * sum(e in v.entities for v in views) <= len(views)}
+    if not singling:
         return []
-    return [v for v in views if set(qa.anchors) <= v.entities and _meets("rationale", v, qa)]
+    return [v for v in views if singling <= v.entities and _meets("rationale", v, qa)]
 
 
 def _new_in(hit: Hit, round: int) -> bool:
