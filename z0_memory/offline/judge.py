@@ -50,7 +50,8 @@ Algorithm
    * for ``list`` questions, never on round 1 (one exploratory round is always made); then two distinct relevant
      hits, or a round that found no new relevant hit (the fusion records the rounds that found each hit);
    * a *chained* question, one that names its subject through another fact ("the service that runs on Fastify",
-     "那个用 Go 写的后端"), or a compound one is never sufficient on round 1 either: one more round follows the link.
+     "那个用 Go 写的后端"), is never sufficient on round 1 either: one more round follows the link. (A compound
+     question without such a link is not held back: each of its facets must have its evidence, and that is all.)
      In a chained question the link and the answer are different hits, so a hit is relevant with one judged term
      and the 50% coverage is not asked.
 
@@ -577,7 +578,7 @@ def judge(
             missing_entities += [e for e in f_entities if e not in missing_entities]
             missing_terms += [t for t in f_terms if t not in missing_terms]
             aspects += [a for a in f_aspects if a not in aspects]
-    if not failures and round < 2 and (len(facets) > 1 or qa.chained):
+    if not failures and round < 2 and qa.chained:
         failures.append(CHAIN_FAILURE)
         aspects.append("the link between the facts")
     last = " This was the last round." if round >= max_rounds else ""
