@@ -12,7 +12,8 @@ from z0_memory.schemas import Hit
 def fact(key: str, value: str, rationale: str | None = None, *, rounds: list[int] | None = None) -> Hit:
     """A key-value fact as the store renders it ("stack / backend framework: Fastify (because ...)")."""
     _project, category, entity = key.split(":")
-    content = f"{category} / {entity.replace('_', ' ')}: {value}" + (f" (because {rationale})" if rationale else "")
+    content = f"{category} / {entity.replace('_', ' ')}: {value}"
+    content += f" (because {rationale})" if rationale else ""
     return Hit(id=key + value, source="semantic", content=content, score=0.3, key=key, rationale=rationale,
                strategy="hybrid", metadata={"rounds": rounds or [1]})
 
@@ -62,14 +63,17 @@ def test_a_chained_question_takes_one_more_round_then_accepts_link_and_answer_fr
     for question, hits in (
         ("Who owns the service that runs on Fastify?", BAKERY),
         ("谁负责用 Go 写的那个后端？", [fact("shop:stack:language", "Go", "大家都熟"),
-                                  fact("shop:people:backend_owner", "张伟"), note("订单号统一用雪花算法生成。")]),
+                                   fact("shop:people:backend_owner", "张伟"),
+                                   note("订单号统一用雪花算法生成。")]),
     ):
         first = verdict(question, hits, round=1)
-        assert not first.sufficient and first.reason.rstrip(".") == CHAIN_FAILURE[:1].upper() + CHAIN_FAILURE[1:]
+        assert not first.sufficient
+        assert first.reason.rstrip(".") == CHAIN_FAILURE[:1].upper() + CHAIN_FAILURE[1:]
         assert first.next_query is None  # the rewriter's second hop explores better than a fixed proposal
         second = verdict(question, hits, round=2)
         assert second.sufficient, second.reason
-    no_owner = verdict("Who owns the service that runs on Fastify?", [h for h in BAKERY if "owner" not in h.content])
+    without_owner = [h for h in BAKERY if "owner" not in h.content]
+    no_owner = verdict("Who owns the service that runs on Fastify?", without_owner)
     assert not no_owner.sufficient
 
 
@@ -77,7 +81,7 @@ def test_the_slot_vocabulary_bridges_a_chinese_question_to_an_english_key():
     shop = [note("订单号统一用雪花算法生成。"), fact("shop:database:cache", "Redis", "购物车需要哈希结构"),
             fact("shop:stack:language", "Go"), fact("shop:people:backend_owner", "张伟")]
     assert verdict("商城用什么做缓存？", shop, round=1).sufficient
-    assert verdict("为什么不用 Memcached？", shop, round=1).sufficient  # a known value of the slot the fact holds
+    assert verdict("为什么不用 Memcached？", shop, round=1).sufficient  # a known value of the fact's slot
     assert not verdict("商城的支付渠道选了哪家？", shop, round=1).sufficient  # no fact holds payments
     assert not verdict("为什么放弃 Airflow？", shop, round=1).sufficient  # another slot: orchestration
 

@@ -62,7 +62,8 @@ Algorithm
    focus terms plus an expansion of the missing aspect (date -> "date"; rationale -> "because reason";
    number -> "how many number"; Chinese: 日期 / 因为 原因 / 多少). It is ``None`` when that query was already tried
    (case and whitespace ignored) or when the gap is only "more items for a list" or "the link of a chained question"
-   (the rewriter's pseudo-relevance feedback and second hop explore better). ``next_strategy`` switches: a key in the question -> ``kv_exact``; missing rare
+   (the rewriter's pseudo-relevance feedback and second hop explore better). ``next_strategy`` switches: a key in
+   the question -> ``kv_exact``; missing rare
    tokens (names, numbers, quoted phrases) after semantic/hybrid search -> ``keyword``; missing ordinary terms
    (likely a paraphrase) after keyword search -> ``semantic``; after keyword-only search with rare tokens still
    missing -> ``hybrid``.
@@ -116,7 +117,8 @@ _QUESTION_WORDS = frozenset(
 _NEED_PATTERNS: dict[str, re.Pattern[str]] = {
     "date": re.compile(
         # "When does a refund need a second approver?" asks for a condition, "When did ...?" for a date
-        r"\bwhen\b(?!\s+(?:does|do|is|are|should|must|can)\b)|\bwhat (?:date|time(?! zones?\b)|year|month|day|week)\b|\bwhich (?:date|year|month|day|week)\b"
+        r"\bwhen\b(?!\s+(?:does|do|is|are|should|must|can)\b)|\bwhat (?:date|time(?! zones?\b)|year|month|day|week)\b"
+        r"|\bwhich (?:date|year|month|day|week)\b"
         r"|\bhow long ago\b|\bwhat period\b|何时|什么时候|哪天|哪一天|哪年|哪一年|几月|几号|几点|日期|哪个月",
         re.IGNORECASE,
     ),
@@ -283,7 +285,8 @@ def _is_plain_word(word: str, rest: str) -> bool:
 
 
 _ACRONYM = re.compile(r"[A-Z]{2,3}")
-_EITHER_OR = re.compile(r"([^\W\d_]{2,}|[\u4e00-\u9fff]{2,})\s*(?:\bor\b|还是)\s*([^\W\d_]{2,}|[\u4e00-\u9fff]{2,})", re.IGNORECASE)
+_WORD = r"([^\W\d_]{2,}|[\u4e00-\u9fff]{2,})"
+_EITHER_OR = re.compile(rf"{_WORD}\s*(?:\bor\b|还是)\s*{_WORD}", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=1)
@@ -456,7 +459,8 @@ def _views(hits: Sequence[Hit], qa: QuestionAnalysis) -> list[_HitView]:
         if h.key:
             by_key.setdefault(h.key, set()).update(ents)
     focus_terms = qa.judged_focus
-    need_terms = max(1, math.ceil(HIT_COVERAGE * len(focus_terms))) if len(focus_terms) > 2 else min(1, len(focus_terms))
+    need_terms = (max(1, math.ceil(HIT_COVERAGE * len(focus_terms))) if len(focus_terms) > 2
+                  else min(1, len(focus_terms)))
     if qa.chained:  # the answer and the link are different hits: each carries its own part of the words
         need_terms = min(1, len(focus_terms))
     views = []
@@ -573,7 +577,8 @@ def judge(
     else:
         failures, missing_entities, missing_terms, aspects = [], [], [], []
         for facet in facets:
-            f_failures, f_entities, f_terms, f_aspects = _check(analyze_question(facet), _views(top, analyze_question(facet)), round)
+            facet_qa = analyze_question(facet)
+            f_failures, f_entities, f_terms, f_aspects = _check(facet_qa, _views(top, facet_qa), round)
             failures += [f"'{facet.strip(' ?？')}': {f}" for f in f_failures]
             missing_entities += [e for e in f_entities if e not in missing_entities]
             missing_terms += [t for t in f_terms if t not in missing_terms]
@@ -617,7 +622,8 @@ _FACET_SPLIT = re.compile(
 # A thing named through another fact: "the service that runs on Fastify", "那个用 Taro 写的小程序".
 _INDIRECT = re.compile(r"\b(?:the|that)\s+(?:\w+\s+){1,4}(?:that|which|who|whose)\s+(?!is\b|are\b|was\b|were\b)\w+"
                        r"|那个|的那(?:个|些)", re.IGNORECASE)
-CHAIN_FAILURE = "a question that chains facts is not declared answered on its first search: one more round follows the link"
+CHAIN_FAILURE = ("a question that chains facts is not declared answered on its first search: one more round follows "
+                 "the link")
 
 
 def question_facets(question: str) -> list[str]:
@@ -661,7 +667,8 @@ def _check(qa: QuestionAnalysis, views: Sequence[_HitView], round: int) -> tuple
         if alone and not missing_entities:
             failures.append(f"no relevant hit covers the part about {', '.join(alone)}")
             aspects += [f"part about {e}" for e in alone]
-    if qa.is_list and not failures and (round < 2 or (len(relevant) < 2 and any(_new_in(v.hit, round) for v in relevant))):
+    explored = round >= 2 and (len(relevant) >= 2 or not any(_new_in(v.hit, round) for v in relevant))
+    if qa.is_list and not failures and not explored:
         failures.append(LIST_FAILURE)
         aspects.append("more items for a list question")
     return failures, missing_entities, missing_terms, aspects
