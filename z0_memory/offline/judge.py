@@ -81,7 +81,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from z0_memory.offline.extraction.vocabulary import ROLES, SLOTS, find_phrases, find_values
+from z0_memory.offline.extraction.vocabulary import ROLES, SLOTS, find_phrases, find_values, term_pattern
 from z0_memory.schemas import Hit, StrategyName, Verdict
 from z0_memory.text import (
     STOPWORDS,
@@ -356,11 +356,31 @@ def _question_slots(question: str) -> dict[str, frozenset[str]]:
     return {k: frozenset(v) for k, v in out.items()}
 
 
-@functools.lru_cache(maxsize=4096)
-def _text_slots(text: str) -> frozenset[str]:
-    """The slots a memory's text names (an owner only by its key: "our own servers" owns nothing)."""
-    named = frozenset(entity for _s, _e, entity in _spans_slots(text)) - {OWNER_SLOT}
-    return named | {STORAGE} if _STORAGE_CUE.search(text) else named
+@functools.lru_cache(maxsize=256)
+def _slot_pattern(entity: str) -> re.Pattern[str] | None:
+    """One pattern for one slot of the vocabulary: its phrases (and their plurals), its known values, its role words.
+    A memory is only ever tested against the few slots its question names, not the whole vocabulary."""
+    parts: list[str] = []
+    for slot in SLOTS:
+        if slot.entity != entity:
+            continue
+        for phrase in {*slot.phrases, slot.en.lower(), slot.zh}:
+            forms = (phrase,) if contains_cjk(phrase) else (phrase, phrase + "s", phrase + "es")
+            parts += [f"(?i:{term_pattern(f)})" for f in forms]
+        for spec in slot.values:  # a leading '=' marks a value that is also a common word ("Go"): exact case
+            parts += [f"(?:{term_pattern(v[1:])})" if v.startswith("=") else f"(?i:{term_pattern(v)})"
+                      for v in spec.split("|")]
+    parts += [f"(?i:{pattern})" for pattern, role, _en, _zh in ROLES if role == entity]
+    return re.compile("|".join(parts)) if parts else None
+
+
+@functools.lru_cache(maxsize=8192)
+def _text_holds(text: str, entity: str) -> bool:
+    """Whether a memory's text names a slot (an owner only by its key: "our own servers" owns nothing)."""
+    if entity == STORAGE:
+        return bool(_STORAGE_CUE.search(text))
+    pattern = None if entity == OWNER_SLOT else _slot_pattern(entity)
+    return pattern is not None and bool(pattern.search(text))
 
 
 def _key_slot(hit: Hit) -> frozenset[str]:
@@ -370,9 +390,10 @@ def _key_slot(hit: Hit) -> frozenset[str]:
     return frozenset({entity, OWNER_SLOT}) if entity.endswith("_owner") else frozenset({entity})
 
 
-def hit_slots(hit: Hit) -> frozenset[str]:
-    """The vocabulary slots a hit holds: its key's entity segment, and what its content names."""
-    return _key_slot(hit) | _text_slots(hit.content)
+def held_slots(hit: Hit, wanted: frozenset[str]) -> frozenset[str]:
+    """Which of the ``wanted`` slots a hit holds: by its key's entity segment, or by naming it in its content."""
+    by_key = _key_slot(hit) & wanted
+    return by_key | frozenset(e for e in wanted - by_key if _text_holds(hit.content, e))
 
 
 def _cjk_names(question: str) -> list[str]:
@@ -451,7 +472,8 @@ def _views(hits: Sequence[Hit], qa: QuestionAnalysis) -> list[_HitView]:
     for it ("缓存" and ``shop:database:cache``); a fact stored under that slot's key covers an anchor that is a
     known value of the slot ("为什么不用 Memcached？" and ``shop:database:cache = Redis``)."""
     stems_ = [hit_stems(h) for h in hits]
-    slots = [hit_slots(h) if qa.slots else frozenset() for h in hits]
+    wanted = frozenset().union(*qa.slots.values()) if qa.slots else frozenset()
+    slots = [held_slots(h, wanted) if wanted else frozenset() for h in hits]
     own = [frozenset(e for e in qa.anchors if entity_in(e, h, st) or _slot_named(e, qa, _key_slot(h)))
            for h, st in zip(hits, stems_, strict=True)]
     by_key: dict[str, set[str]] = {}
