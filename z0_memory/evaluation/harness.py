@@ -18,11 +18,14 @@ Per question and configuration, scored (definitions also in ``bench/data/README.
 * round-1 verdict accuracy: the judge's first verdict equals ``first_search_suffices`` (labelled questions);
 * final verdict accuracy: the judge's last verdict equals ``answerable``;
 * over-retrieval: rounds run after the round at which the top k first held every gold item;
-* rounds, latency of the whole loop, and the judge model's tokens (from the responses' ``usage_metadata``) and cost.
+* rounds, latency of the whole loop, and the judge model's tokens (from the responses' ``usage_metadata``) and cost;
+* the main figures again per half of the scenarios (``by_half``: :func:`scenario_half`), for tuning on one half and
+  reading the other.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
 import statistics
@@ -252,6 +255,30 @@ def summarize(results: Sequence[QuestionResult], config: JudgeConfig,
     }
 
 
+HALVES = ("dev", "holdout")
+HALF_FIGURES = ("questions", "recall_at_k", "verdict_accuracy", "round1_verdict_accuracy", "final_verdict_accuracy",
+                "over_retrieval_rounds", "mean_rounds")
+
+
+def scenario_half(scenario_id: str) -> str:
+    """The half a scenario belongs to for blind development: ``dev`` when the MD5 of its id is even, else
+    ``holdout``. Choose a constant on one half, read the other: a fixed function of the id, so adding scenarios
+    never moves the old ones from one half to the other."""
+    return HALVES[int(hashlib.md5(scenario_id.encode("utf-8")).hexdigest(), 16) % 2]
+
+
+def by_half(results: Sequence[QuestionResult], config: JudgeConfig,
+            prices: dict[str, tuple[float, float]] | None = None) -> dict[str, dict[str, Any]]:
+    """The main figures of :func:`summarize` on each half (:func:`scenario_half`)."""
+    out = {}
+    for half in HALVES:
+        rs = [r for r in results if scenario_half(r.scenario) == half]
+        if rs:
+            summary = summarize(rs, config, prices)
+            out[half] = {k: summary[k] for k in HALF_FIGURES}
+    return out
+
+
 def breakdown(results: Sequence[QuestionResult], attr: str) -> dict[str, dict[str, Any]]:
     """Recall and verdict accuracy per question type or language."""
     groups: dict[str, list[QuestionResult]] = defaultdict(list)
@@ -382,6 +409,7 @@ async def run_evaluation(settings: Settings, base: Context, scenarios: Sequence[
             summary = summarize(results, config, options.prices)
             summary["by_type"] = breakdown(results, "type")
             summary["by_lang"] = breakdown(results, "lang")
+            summary["by_half"] = by_half(results, config, options.prices)
             report["configs"].append(summary)
             report["results"] += [r.__dict__ for r in results]
     finally:

@@ -49,6 +49,12 @@ ROWS: tuple[tuple[str, str, int], ...] = (
 )
 
 
+HALF_ROWS: tuple[tuple[str, str, int], ...] = (
+    ("verdict_accuracy", "verdict accuracy, dev / holdout half", 3),
+    ("over_retrieval_rounds", "over-retrieval, dev / holdout half", 2),
+)
+
+
 def summary_table(report: dict[str, Any]) -> Table:
     """One row per figure, one column per configuration (skipped ones say why)."""
     table = Table(title=f"z0-memory eval: {report['scenarios']} scenarios, {report['questions']} questions\n"
@@ -70,6 +76,10 @@ def summary_table(report: dict[str, Any]) -> Table:
                 cells.append(_f(float(value), digits) if isinstance(value, int | float) and digits else _f(value))
         cells += [f"skipped: {reason}" if i == 0 else "" for reason in skipped]
         table.add_row(label.format(k=report["k"]), *cells)
+    for metric, label, digits in HALF_ROWS:
+        cells = [" / ".join(_f(c.get("by_half", {}).get(h, {}).get(metric), digits) for h in ("dev", "holdout"))
+                 for c in configs]
+        table.add_row(label, *cells, *["" for _ in skipped])
     return table
 
 

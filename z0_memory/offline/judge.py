@@ -5,7 +5,7 @@ Algorithm
 1. **Analyse the question** (:func:`analyze_question`):
 
    * *focus terms*: :func:`z0_memory.text.content_terms` minus question fillers ("kind", "type", "thing", "use",
-     "now", 哪些 ...),
+     "now", 哪些, 用, 现在 ...),
      compared after a light English stemmer (:func:`stem`), so "desserts" matches "dessert";
    * the period the question names (:mod:`z0_memory.timewindow`) is left out of both: it is matched on dates;
    * *entities*: capitalised words and runs of them ("Lord of the Rings" style runs are kept apart word by word),
@@ -15,35 +15,55 @@ Algorithm
    * *needs*, from cue words in English and Chinese: ``date`` (when / what year / 何时 / 什么时候 ...),
      ``rationale`` (why / what motivated / 为什么 ...), ``number`` (how many / how much / how long / 多少 / 几),
      ``person`` (who / 谁), ``place`` (where / 哪里), ``value`` (what / which / 什么 / 哪个);
-   * *shape*: ``list`` (plural nouns after what/which, "all", "how many times", 哪些, 都 ...) and
+   * *shape*: ``list`` (a plural noun after what/which followed by an auxiliary, "all", "how many times", 哪些, 都
+     ...) and
      ``compare`` (both, and between two entities, than, same, different, 比, 相比 ...).
 
 2. **Score each of the top hits** (the first :data:`TOP_K`, after dropping hits below ``min_score``) by the share
-   of focus terms it contains; entities count when they appear in the text, the key, or the hit's
-   ``metadata['speaker']``. A hit is *relevant* when it covers every entity it could (at least one entity when the
-   question names any) and at least half of the focus terms (one term for short questions).
+   of the question's judged terms it contains. The judge weighs *anchors* (``QuestionAnalysis.anchors``: names,
+   quoted phrases, keys; not a short acronym such as "API" nor a CJK noun only jieba's tagger calls a name: those
+   count as terms) and *judged terms* (the focus terms plus those demoted entity words). A term is in a hit when its
+   stem is, when one stem of at least :data:`PREFIX_MIN` letters begins the other ("validated" / "validation"), or
+   through the project's slot vocabulary (``offline.extraction.vocabulary``, bilingual): a question word that names
+   a slot ("缓存", "deploys", "style", an owner word, a storage word) is covered by a hit holding that slot (its key's
+   entity segment, or a slot phrase in its text). Anchors count when they appear in the text, the key, the hit's
+   ``metadata['speaker']``, another version of the same key, or (a known value of a slot: "Memcached") a fact stored
+   under that slot's key. A hit is *relevant* when it names an anchor (if there are any) and at least half of the
+   judged terms (one term for short questions).
 
-3. **Decide.** Evidence is sufficient only when all of these hold:
+3. **Decide.** A compound question ("Who writes X, and how are Y checked?", "谁负责X，Y存在哪？") is split into
+   facets (:func:`question_facets`), each judged on its own; it is sufficient only when every facet is. For a
+   question (or facet), evidence is sufficient only when all of these hold:
 
-   * every entity is covered by some top hit, and the top hits together cover >= 50% of the focus terms;
+   * every anchor is covered by some top hit, and the top hits together cover >= 50% of the judged terms;
    * some relevant hit exists, and each *need* is met by a relevant hit: a date in its text (month names, years,
      weekdays, "yesterday", "last week", 2023-05-01, 5月 ...) or a ``metadata['session_date']``; a rationale
      (``hit.rationale``, or because / since / so that / reason / 因为 / 为了 ...); a number (digits or number
      words); a person (a capitalised name not in the question); a place (a capitalised word or "in/at the ...");
      a concrete value (two content terms the question does not contain, or one that is a number, a name or a
-     Chinese word);
+     Chinese word). "When does X need Y?" asks for a condition, not a date; "what was wrong with X" for a reason;
+   * a why-question is answered by a hit that names every anchor and gives a reason, whatever its other words
+     ("Why did we move away from Hono?": the change is described in words the reason need not repeat), provided the
+     anchors single hits out (no anchor named by most top hits); without anchors, by the fact stored under a slot
+     the question names, with its reason;
    * for ``compare`` questions with several entities, each entity has its own relevant hit;
-   * for ``list`` questions, at least two distinct relevant hits, and never on round 1: a list is not declared
-     complete on the first query's results, one exploratory round is always made.
+   * for ``list`` questions, never on round 1 (one exploratory round is always made); then two distinct relevant
+     hits, or a round that found no new relevant hit (the fusion records the rounds that found each hit);
+   * a *chained* question, one that names its subject through another fact ("the service that runs on Fastify",
+     "那个用 Go 写的后端"), is never sufficient on round 1 either: one more round follows the link. (A compound
+     question without such a link is not held back: each of its facets must have its evidence, and that is all.)
+     In a chained question the link and the answer are different hits, so a hit is relevant with one judged term
+     and the 50% coverage is not asked.
 
    Otherwise ``missing`` names what is uncovered (``entities: ...; terms: ...; aspects: ...``) and ``reason`` says
-   which test failed.
+   which test failed (for a facet, prefixed by the facet).
 
 4. **Advise.** ``next_query`` focuses on the gap: the entities plus the missing terms, or the entities plus the
    focus terms plus an expansion of the missing aspect (date -> "date"; rationale -> "because reason";
    number -> "how many number"; Chinese: 日期 / 因为 原因 / 多少). It is ``None`` when that query was already tried
-   (case and whitespace ignored) or when the gap is only "more items for a list" (the rewriter's pseudo-relevance
-   feedback explores better). ``next_strategy`` switches: a key in the question -> ``kv_exact``; missing rare
+   (case and whitespace ignored) or when the gap is only "more items for a list" or "the link of a chained question"
+   (the rewriter's pseudo-relevance feedback and second hop explore better). ``next_strategy`` switches: a key in
+   the question -> ``kv_exact``; missing rare
    tokens (names, numbers, quoted phrases) after semantic/hybrid search -> ``keyword``; missing ordinary terms
    (likely a paraphrase) after keyword search -> ``semantic``; after keyword-only search with rare tokens still
    missing -> ``hybrid``.
@@ -61,6 +81,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from z0_memory.offline.extraction.vocabulary import ROLES, SLOTS, find_phrases, find_values, term_pattern
 from z0_memory.schemas import Hit, StrategyName, Verdict
 from z0_memory.text import (
     STOPWORDS,
@@ -73,9 +94,11 @@ from z0_memory.text import (
 from z0_memory.timewindow import parse_time_window
 
 TOP_K = 5
-LIST_FAILURE = "a list question needs two or more relevant hits and at least one exploratory round"
+LIST_FAILURE = ("a list question needs at least one exploratory round, then two or more relevant hits or a round "
+                "that found no new relevant one")
 TERM_COVERAGE = 0.5
 HIT_COVERAGE = 0.5
+PREFIX_MIN = 5  # letters two stems must share, one beginning the other, to count as one word
 
 _SEG = r"[^\W_][\w.\-]*"
 KEY_RE = re.compile(rf"(?<![\w.\-:])({_SEG}:{_SEG}:{_SEG})(?![\w:])", re.UNICODE)
@@ -84,7 +107,7 @@ _FILLERS = frozenset(
     """kind kinds type types sort sorts thing things something anything way ways many much long often time
     recently ever currently usually exactly specifically name named tell know think describe mention mentioned
     happen happened say said go going make made use used uses using now today nowadays still actually 哪些 哪个 哪种 什么样 多少 多久 几 时候 何时 谁 哪里 哪儿
-    时间 请问 知道 一下""".split()
+    时间 请问 知道 一下 用 使用 现在 目前 如今 做 当时 应该 几个 习惯""".split()
 )
 _QUESTION_WORDS = frozenset(
     """what when where which who whom whose why how did does do is are was were has have had can could would should
@@ -93,13 +116,16 @@ _QUESTION_WORDS = frozenset(
 
 _NEED_PATTERNS: dict[str, re.Pattern[str]] = {
     "date": re.compile(
-        r"\bwhen\b|\bwhat (?:date|time|year|month|day|week)\b|\bwhich (?:date|year|month|day|week)\b"
+        # "When does a refund need a second approver?" asks for a condition, "When did ...?" for a date
+        r"\bwhen\b(?!\s+(?:does|do|is|are|should|must|can)\b)|\bwhat (?:date|time(?! zones?\b)|year|month|day|week)\b"
+        r"|\bwhich (?:date|year|month|day|week)\b"
         r"|\bhow long ago\b|\bwhat period\b|何时|什么时候|哪天|哪一天|哪年|哪一年|几月|几号|几点|日期|哪个月",
         re.IGNORECASE,
     ),
     "rationale": re.compile(
         r"\bwhy\b|\bwhat (?:made|motivated|inspired|caused|led|prompted|drove)\b|\breasons?\b|\bhow come\b"
-        r"|为什么|为何|为啥|原因|理由|怎么会|动机",
+        r"|\bwhat(?:'s| is| was| went) (?:wrong|the (?:problem|issue)) with\b"
+        r"|为什么|为何|为啥|原因|理由|怎么会|动机|(?:出了|有)什么问题",
         re.IGNORECASE,
     ),
     "number": re.compile(r"\bhow (?:many|much|often|long)\b|\bnumber of\b|多少|几个|几次|几年|几天|多久|多长", re.IGNORECASE),
@@ -110,6 +136,9 @@ _NEED_PATTERNS: dict[str, re.Pattern[str]] = {
 _LIST_CUES = re.compile(
     r"\b(?:all|every|each|list|various|several|some|ways|things|activities|hobbies|places|items|types|kinds)\b"
     r"|\bhow many times\b|\b(?:what|which)\s+(?!(?:does|is|was|has|this|his|its|yes)\b)\w+[^s\W]s\b"
+    # a plural noun when an auxiliary follows ("What hobbies does ...", "Which days are ..."); a verb otherwise
+    # ("What generates the docs site?", "What handles subscriptions?")
+    r"(?=\s+(?:do|does|did|are|were|is|was|have|has|had|can|could|should|would|will|must)\b)"
     r"|哪些|都|所有|几次|分别|各",
     re.IGNORECASE,
 )
@@ -189,6 +218,43 @@ class QuestionAnalysis:
         ent = self.entity_stems
         return tuple(s for s in self.stems if s not in ent)
 
+    @functools.cached_property
+    def anchors(self) -> tuple[str, ...]:
+        """The entities the judge requires some hit to name: names, quoted phrases, keys. Not a short acronym the slot
+        vocabulary uses as a common noun ("API", "CI"; "US" stays a name) nor a CJK word only jieba's tagger calls a
+        name ("博客", "商城": ordinary nouns it tags ``nr``/``ns``): those are terms, covered or not like any other."""
+        return tuple(e for e in self.entities if not (_ACRONYM.fullmatch(e) and e.lower() in _vocabulary_words())
+                     and not (contains_cjk(e) and e not in _quoted(self.question)))
+
+    @functools.cached_property
+    def judged_focus(self) -> tuple[str, ...]:
+        """The focus terms the judge weighs: the focus plus the words of entities that are not anchors."""
+        anchor_stems = frozenset(stem(t) for e in self.anchors for t in tokens(e))
+        return tuple(s for s in self.stems if s not in anchor_stems)
+
+    @functools.cached_property
+    def alternatives(self) -> tuple[tuple[str, str], ...]:
+        """Stem pairs (both ways) of an either-or question ("Tabs or spaces in the CRM repo?", "用 Redis 还是
+        Memcached？"): it asks which alternative holds, so a hit naming one covers the other."""
+        pairs = []
+        for m in _EITHER_OR.finditer(self.question):
+            a, b = stem(m.group(1)), stem(m.group(2))
+            pairs += [(a, b), (b, a)]
+        return tuple(pairs)
+
+    @functools.cached_property
+    def chained(self) -> bool:
+        """The question names its subject through another fact ("Who owns the service that runs on Fastify?",
+        "谁负责那个用 Dagster 调度的平台？"): the link and the answer are different memories."""
+        return bool(_INDIRECT.search(self.question))
+
+    @functools.cached_property
+    def slots(self) -> dict[str, frozenset[str]]:
+        """Question stem -> the vocabulary slots (key entities: "cache", "deploy", "on_call") a phrase or known value
+        around it names (``offline.extraction.vocabulary``: bilingual, so "缓存" names the slot of
+        ``shop:database:cache``). An anchor that is a known value names its slot too ("Memcached" -> cache)."""
+        return _question_slots(self.question)
+
 
 def _entities(question: str) -> list[str]:
     found: list[str] = [m.group(1).strip() for m in _QUOTED.finditer(question)]
@@ -216,6 +282,118 @@ def _is_plain_word(word: str, rest: str) -> bool:
     if re.match(r"\s*(?:,|and|or|&)\s+[A-Z]", rest):  # "Melanie and Caroline ...": a list of names
         return False
     return word[1:].islower() and not any(c.isdigit() for c in word) and not re.search(rf"\b{re.escape(word)}\b", rest)
+
+
+_ACRONYM = re.compile(r"[A-Z]{2,3}")
+_WORD = r"([^\W\d_]{2,}|[\u4e00-\u9fff]{2,})"
+_EITHER_OR = re.compile(rf"{_WORD}\s*(?:\bor\b|还是)\s*{_WORD}", re.IGNORECASE)
+
+
+@functools.lru_cache(maxsize=1)
+def _vocabulary_words() -> frozenset[str]:
+    """Every Latin word of the slot vocabulary's phrases and slot names ("api", "ci", "orm", "sso"): an acronym
+    among them is a common technical noun, not a name ("US" is not one)."""
+    words = (w for slot in SLOTS for phrase in (*slot.phrases, slot.en, slot.entity.replace("_", " "))
+             for w in re.findall(r"[a-z]+", phrase.lower()))
+    return frozenset(words)
+
+
+def _quoted(question: str) -> list[str]:
+    return [m.group(1).strip() for m in _QUOTED.finditer(question)]
+
+
+# Who owns an area is stored as ``people:{area}_owner`` (offline.extraction.people): these words name that slot.
+_OWNER_CUE = re.compile(r"\bown(?:s|ed|er|ers|ing)?\b|\b(?:leads?|handles?|maintains?|manages?|looks after)\b"
+                        r"|\bresponsible for\b|\bin charge of\b|负责(?!人)|负责人", re.IGNORECASE)
+OWNER_SLOT = "owner"
+
+
+def _spans_slots(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, slot entity) of every vocabulary slot phrase, known value, role and owner word in ``text``."""
+    found = [(f.start, f.end, f.slot.entity) for f in (*find_phrases(text), *find_values(text)) if f.slot]
+    for pattern, entity, _en, _zh in ROLES:
+        found += [(m.start(), m.end(), entity) for m in re.finditer(pattern, text, re.IGNORECASE)]
+    found += [(m.start(), m.end(), OWNER_SLOT) for m in _OWNER_CUE.finditer(text)]
+    return found
+
+
+# Where something is kept names the slots that keep things ("Where does telemetry get stored?" and
+# ``database:database = ClickHouse``).
+_STORAGE_CUE = re.compile(r"\b(?:stor(?:e|ed|es|ing|age)|kept|keeps?|sav(?:e|ed|es)|persist(?:s|ed)?)\b|存在|存到|存储|放在",
+                          re.IGNORECASE)
+STORAGE_SLOTS = ("database", "object_storage", "cache", "warehouse")
+STORAGE = "storage"  # a memory that says where something is kept ("Notes are stored as Markdown files")
+
+
+@functools.lru_cache(maxsize=1)
+def _word_slots() -> dict[str, frozenset[str]]:
+    """Stem -> slots, for the vocabulary's one-word Latin phrases and its slot names ("styling" -> css, "naming"):
+    the vocabulary's own patterns want the exact form, a question says "style" or "named"."""
+    out: dict[str, set[str]] = {}
+    for slot in SLOTS:
+        for phrase in (*slot.phrases, slot.en, slot.entity):
+            if re.fullmatch(r"[A-Za-z]+", phrase):
+                out.setdefault(stem(phrase), set()).add(slot.entity)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+@functools.lru_cache(maxsize=512)
+def _question_slots(question: str) -> dict[str, frozenset[str]]:
+    out: dict[str, set[str]] = {}
+    for start, end, entity in _spans_slots(question):
+        for term in content_terms(question[start:end]):
+            out.setdefault(stem(term), set()).add(entity)
+    for match in _STORAGE_CUE.finditer(question):
+        for term in content_terms(match.group(0)) or [match.group(0)]:
+            out.setdefault(stem(term), set()).update((*STORAGE_SLOTS, STORAGE))
+    words = _word_slots()
+    for term in content_terms(question):
+        st = stem(term)
+        forms = (st, st + "e", st + "s", st[:-1] if st.endswith("e") else st)  # "styl" is "style", "id" "ids"
+        found = frozenset().union(*(words.get(f, frozenset()) for f in forms))
+        if st not in out and found:
+            out[st] = set(found)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+@functools.lru_cache(maxsize=256)
+def _slot_pattern(entity: str) -> re.Pattern[str] | None:
+    """One pattern for one slot of the vocabulary: its phrases (and their plurals), its known values, its role words.
+    A memory is only ever tested against the few slots its question names, not the whole vocabulary."""
+    parts: list[str] = []
+    for slot in SLOTS:
+        if slot.entity != entity:
+            continue
+        for phrase in {*slot.phrases, slot.en.lower(), slot.zh}:
+            forms = (phrase,) if contains_cjk(phrase) else (phrase, phrase + "s", phrase + "es")
+            parts += [f"(?i:{term_pattern(f)})" for f in forms]
+        for spec in slot.values:  # a leading '=' marks a value that is also a common word ("Go"): exact case
+            parts += [f"(?:{term_pattern(v[1:])})" if v.startswith("=") else f"(?i:{term_pattern(v)})"
+                      for v in spec.split("|")]
+    parts += [f"(?i:{pattern})" for pattern, role, _en, _zh in ROLES if role == entity]
+    return re.compile("|".join(parts)) if parts else None
+
+
+@functools.lru_cache(maxsize=8192)
+def _text_holds(text: str, entity: str) -> bool:
+    """Whether a memory's text names a slot (an owner only by its key: "our own servers" owns nothing)."""
+    if entity == STORAGE:
+        return bool(_STORAGE_CUE.search(text))
+    pattern = None if entity == OWNER_SLOT else _slot_pattern(entity)
+    return pattern is not None and bool(pattern.search(text))
+
+
+def _key_slot(hit: Hit) -> frozenset[str]:
+    if not hit.key or hit.key.count(":") != 2:
+        return frozenset()
+    entity = hit.key.split(":")[-1]
+    return frozenset({entity, OWNER_SLOT}) if entity.endswith("_owner") else frozenset({entity})
+
+
+def held_slots(hit: Hit, wanted: frozenset[str]) -> frozenset[str]:
+    """Which of the ``wanted`` slots a hit holds: by its key's entity segment, or by naming it in its content."""
+    by_key = _key_slot(hit) & wanted
+    return by_key | frozenset(e for e in wanted - by_key if _text_holds(hit.content, e))
 
 
 def _cjk_names(question: str) -> list[str]:
@@ -287,13 +465,49 @@ class _HitView:
     relevant: bool
 
 
-def _view(hit: Hit, qa: QuestionAnalysis) -> _HitView:
-    stems_ = hit_stems(hit)
-    entities = frozenset(e for e in qa.entities if entity_in(e, hit, stems_))
-    focus = frozenset(s for s in qa.focus if s in stems_ or (contains_cjk(s) and s in hit.content))
-    need_terms = max(1, math.ceil(HIT_COVERAGE * len(qa.focus))) if len(qa.focus) > 2 else min(1, len(qa.focus))
-    relevant = (not qa.entities or bool(entities)) and len(focus) >= need_terms
-    return _HitView(hit, stems_, entities, focus, relevant)
+def _views(hits: Sequence[Hit], qa: QuestionAnalysis) -> list[_HitView]:
+    """One view per hit. The versions of one key-value fact (hits with the same key) are one subject: an anchor any
+    of them names counts for all ("Why did we move away from Hono?": the current value carries the reason, the
+    superseded one the name). A hit that holds a vocabulary slot the question names covers the question's words
+    for it ("缓存" and ``shop:database:cache``); a fact stored under that slot's key covers an anchor that is a
+    known value of the slot ("为什么不用 Memcached？" and ``shop:database:cache = Redis``)."""
+    stems_ = [hit_stems(h) for h in hits]
+    wanted = frozenset().union(*qa.slots.values()) if qa.slots else frozenset()
+    slots = [held_slots(h, wanted) if wanted else frozenset() for h in hits]
+    own = [frozenset(e for e in qa.anchors if entity_in(e, h, st) or _slot_named(e, qa, _key_slot(h)))
+           for h, st in zip(hits, stems_, strict=True)]
+    by_key: dict[str, set[str]] = {}
+    for h, ents in zip(hits, own, strict=True):
+        if h.key:
+            by_key.setdefault(h.key, set()).update(ents)
+    focus_terms = qa.judged_focus
+    need_terms = (max(1, math.ceil(HIT_COVERAGE * len(focus_terms))) if len(focus_terms) > 2
+                  else min(1, len(focus_terms)))
+    if qa.chained:  # the answer and the link are different hits: each carries its own part of the words
+        need_terms = min(1, len(focus_terms))
+    views = []
+    for h, st, sl, ents in zip(hits, stems_, slots, own, strict=True):
+        entities = ents | frozenset(by_key.get(h.key or "", ()))
+        focus = frozenset(t for t in focus_terms if term_in(t, st, h.content) or qa.slots.get(t, frozenset()) & sl)
+        focus |= frozenset(b for a, b in qa.alternatives if a in focus)  # "Tabs or spaces?": one answers both
+        relevant = (not qa.anchors or qa.chained or bool(entities)) and len(focus) >= need_terms
+        views.append(_HitView(h, st, entities, focus, relevant))
+    return views
+
+
+def _slot_named(anchor: str, qa: QuestionAnalysis, hit_slots_: frozenset[str]) -> bool:
+    return bool(hit_slots_) and any(qa.slots.get(stem(t), frozenset()) & hit_slots_ for t in tokens(anchor))
+
+
+def term_in(term_stem: str, stems_: frozenset[str], content: str) -> bool:
+    """A focus term is in a hit when its stem is, or (light stemmer's misses: "validated" / "validation",
+    "rewriting" / "rewrite") one stem of at least :data:`PREFIX_MIN` letters begins the other; a Chinese term when
+    it is a substring of the content (segmentation differs between a question and a memory)."""
+    if term_stem in stems_ or (contains_cjk(term_stem) and term_stem in content) or term_stem + "e" in stems_:
+        return True  # "merged" -> "merg" is "merge"
+    if len(term_stem) < PREFIX_MIN or contains_cjk(term_stem):
+        return False
+    return any(s.startswith(term_stem) or (len(s) >= PREFIX_MIN and term_stem.startswith(s)) for s in stems_)
 
 
 def _meets(need: str, view: _HitView, qa: QuestionAnalysis) -> bool:
@@ -378,8 +592,22 @@ def judge(
             next_query=_new_or_none(focus_query(qa, (), ()) or None, queries_tried),
             next_strategy=_strategy_advice(qa, hits, list(qa.entities), list(qa.terms)) or "hybrid",
         )
-    views = [_view(h, qa) for h in top]
-    failures, missing_entities, missing_terms, aspects = _check(qa, views, round)
+    views = _views(top, qa)
+    facets = question_facets(question)
+    if len(facets) == 1:
+        failures, missing_entities, missing_terms, aspects = _check(qa, views, round)
+    else:
+        failures, missing_entities, missing_terms, aspects = [], [], [], []
+        for facet in facets:
+            facet_qa = analyze_question(facet)
+            f_failures, f_entities, f_terms, f_aspects = _check(facet_qa, _views(top, facet_qa), round)
+            failures += [f"'{facet.strip(' ?？')}': {f}" for f in f_failures]
+            missing_entities += [e for e in f_entities if e not in missing_entities]
+            missing_terms += [t for t in f_terms if t not in missing_terms]
+            aspects += [a for a in f_aspects if a not in aspects]
+    if not failures and round < 2 and qa.chained:
+        failures.append(CHAIN_FAILURE)
+        aspects.append("the link between the facts")
     last = " This was the last round." if round >= max_rounds else ""
     if not failures:
         n_rel = sum(v.relevant for v in views)
@@ -397,7 +625,7 @@ def judge(
         )
         if part
     )
-    only_more_items = failures == [LIST_FAILURE]
+    only_more_items = failures in ([LIST_FAILURE], [CHAIN_FAILURE])
     proposal = None if only_more_items else focus_query(qa, missing_terms, [a for a in aspects if a in qa.needs])
     return Verdict(
         sufficient=False,
@@ -408,24 +636,46 @@ def judge(
     )
 
 
+_FACET_SPLIT = re.compile(
+    r"\s*(?:,|;)\s*(?:and\s+)?(?=(?:what|who|whom|whose|where|when|how|which|why)\b)"
+    r"|\s+and\s+(?=(?:what|who|whom|whose|where|when|how|which|why)\b)|\s*[，；;]\s*",
+    re.IGNORECASE,
+)
+# A thing named through another fact: "the service that runs on Fastify", "那个用 Taro 写的小程序".
+_INDIRECT = re.compile(r"\b(?:the|that)\s+(?:\w+\s+){1,4}(?:that|which|who|whose)\s+(?!is\b|are\b|was\b|were\b)\w+"
+                       r"|那个|的那(?:个|些)", re.IGNORECASE)
+CHAIN_FAILURE = ("a question that chains facts is not declared answered on its first search: one more round follows "
+                 "the link")
+
+
+def question_facets(question: str) -> list[str]:
+    """The clauses of a compound question ("Who writes the API reference, and how are its code samples checked?",
+    "谁负责发布那个小程序，图片存在哪？"), each judged on its own; a simple question is its only facet. A part without
+    a content word of its own is no facet."""
+    parts = [p for p in _FACET_SPLIT.split(question) if p and p.strip()]
+    facets = [p for p in parts if analyze_question(p).judged_focus or analyze_question(p).anchors]
+    return facets if len(facets) > 1 else [question]
+
+
 def _coverage(qa: QuestionAnalysis, views: Sequence[_HitView]) -> float:
-    if not qa.focus:
+    if not qa.judged_focus:
         return 1.0
     covered = set().union(*(v.focus_covered for v in views))
-    return len(covered) / len(qa.focus)
+    return len(covered) / len(qa.judged_focus)
 
 
 def _check(qa: QuestionAnalysis, views: Sequence[_HitView], round: int) -> tuple[list[str], list[str], list[str], list[str]]:
     failures: list[str] = []
     seen_entities = set().union(*(v.entities for v in views))
-    missing_entities = [e for e in qa.entities if e not in seen_entities]
+    missing_entities = [e for e in qa.anchors if e not in seen_entities]
     if missing_entities:
         failures.append(f"no top hit mentions {', '.join(missing_entities)}")
     covered = set().union(*(v.focus_covered for v in views))
-    missing_terms = [t for t in qa.terms if stem(t) in qa.focus and stem(t) not in covered]
-    if _coverage(qa, views) < TERM_COVERAGE:
+    missing_terms = [t for t in qa.terms if stem(t) in qa.judged_focus and stem(t) not in covered]
+    reasoned = _reasoned_about_anchors(qa, views)
+    if _coverage(qa, views) < TERM_COVERAGE and not reasoned and not qa.chained:
         failures.append(f"the top hits cover only {_coverage(qa, views):.0%} of the question's terms")
-    relevant = [v for v in views if v.relevant]
+    relevant = [v for v in views if v.relevant or v in reasoned]
     aspects: list[str] = []
     if not relevant:
         failures.append("no single hit matches the question well enough")
@@ -435,14 +685,40 @@ def _check(qa: QuestionAnalysis, views: Sequence[_HitView], round: int) -> tuple
     if aspects:
         failures.append(f"no relevant hit gives {', '.join(_ASPECT_NAMES[a] for a in aspects)}")
     if qa.is_compare:
-        alone = [e for e in qa.entities if not any(e in v.entities and v.relevant for v in views)]
+        alone = [e for e in qa.anchors if not any(e in v.entities and v.relevant for v in views)]
         if alone and not missing_entities:
             failures.append(f"no relevant hit covers the part about {', '.join(alone)}")
             aspects += [f"part about {e}" for e in alone]
-    if qa.is_list and not failures and (len(relevant) < 2 or round < 2):
+    explored = round >= 2 and (len(relevant) >= 2 or not any(_new_in(v.hit, round) for v in relevant))
+    if qa.is_list and not failures and not explored:
         failures.append(LIST_FAILURE)
         aspects.append("more items for a list question")
     return failures, missing_entities, missing_terms, aspects
+
+
+def _reasoned_about_anchors(qa: QuestionAnalysis, views: Sequence[_HitView]) -> list[_HitView]:
+    """For a why-question about named things ("Why did we move away from Hono?", "为什么放弃 Airflow？"): the hits
+    that name every anchor that singles hits out and give a reason; without anchors, the facts stored under a slot
+    the question names that give a reason. The rest of such a question describes the change ("move away", "放弃")
+    in words the reason need not repeat, so these hits answer it whatever its other terms. An anchor most of the top
+    hits name (a speaker in a conversation, the project all facts are about) says nothing about which hit answers;
+    without an anchor that does, this shortcut is not taken."""
+    if "rationale" not in qa.needs:
+        return []
+    if not qa.anchors:  # "Why was a self-hosted warehouse chosen?": the fact stored under the slot it names
+        named = frozenset().union(*qa.slots.values()) if qa.slots else frozenset()
+        return [v for v in views if _key_slot(v.hit) & named and _meets("rationale", v, qa)]
+    singling = {e for e in qa.anchors if 2 * sum(e in v.entities for v in views) <= len(views)}
+    if not singling:
+        return []
+    return [v for v in views if singling <= v.entities and _meets("rationale", v, qa)]
+
+
+def _new_in(hit: Hit, round: int) -> bool:
+    """Whether ``hit`` first turned up in ``round`` (the fusion records the rounds that found it; a hit without that
+    record counts as new)."""
+    rounds = hit.metadata.get("rounds")
+    return not rounds or min(rounds) >= round
 
 
 _ASPECT_NAMES = {
