@@ -2,6 +2,7 @@
 
     python bench/locomo_retrieval.py [DATA_DIR] [--json] [--limit-conversations N] [--max-rounds N] [--data-dir DIR]
                                      [--embedding-model NAME] [--folds [--tune NAME]...]
+                                     [--variant NAME=VALUE,...]...
 
 DATA_DIR (default ``../shared/data/locomo-dev`` next to the repository) is any folder of LoCoMo-format ``*.json``
 files: one conversation a file (flat, or wrapped in ``{"conversation": ...}``), or a list of conversations per file
@@ -31,7 +32,9 @@ searches order equal scores by date then id, so two runs of the same code on the
 
 ``--folds`` is the development protocol (bench/README.md): leave-one-conversation-out over the folder, each constant
 of :data:`TUNABLES` chosen on the other conversations and scored on the held-out one (mean, worst fold, spread), and
-the offline reranker (``Context.rerank``) scored with and without, per conversation.
+the offline reranker (``Context.rerank``) scored with and without, per conversation. ``--variant NAME=VALUE,...``
+scores the loop per conversation with several constants of :data:`TUNABLES` changed together, against the defaults
+(a fixed change, such as one fusion constant for the hybrid search and the cross-round fusion).
 """
 
 from __future__ import annotations
@@ -47,8 +50,8 @@ import time
 import unicodedata
 import uuid
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
@@ -128,6 +131,25 @@ def patched(values: Mapping[Tunable, Any]) -> Iterator[None]:
                 obj[key] = old
             else:
                 setattr(obj, key, old)
+
+
+def parse_variant(spec: str) -> dict[Tunable, Any]:
+    """``--variant`` text, ``NAME=VALUE,NAME=VALUE`` (names of :data:`TUNABLES`), as the values to patch together;
+    each value takes the type of the constant's current value."""
+    by_name = {t.name: t for t in TUNABLES}
+    values: dict[Tunable, Any] = {}
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        name, sep, text = part.partition("=")
+        if not sep or name.strip() not in by_name:
+            raise SystemExit(f"--variant {spec!r}: {part!r} is not NAME=VALUE with NAME one of {sorted(by_name)}")
+        tunable = by_name[name.strip()]
+        try:
+            values[tunable] = type(current_value(tunable))(text.strip())
+        except ValueError:
+            raise SystemExit(f"--variant {spec!r}: {text!r} is not a value of {tunable.name}") from None
+    if not values:
+        raise SystemExit(f"--variant {spec!r} names no constant")
+    return values
 
 
 def pooled(per_conversation: Mapping[str, Sequence[float]], conversations: Sequence[str]) -> float:
@@ -421,13 +443,11 @@ def _mean(rows: Sequence[dict[str, Any]], key: str = "r@10", category: str | Non
     return round(statistics.fmean(values), 4) if values else None
 
 
-async def run_folds(args: argparse.Namespace) -> dict[str, Any]:
-    """Leave-one-conversation-out over the folder (see ``--folds`` in bench/README.md).
-
-    Each conversation is imported once. Every candidate value of every tunable (one at a time, the others at their
-    current values) is scored on every conversation by re-running the loop in this process with the constant
-    patched; then each fold picks, for each constant, the value best on the other conversations
-    (:func:`choose_by_folds`), and the combination it picked is scored on the held-out conversation alone."""
+@asynccontextmanager
+async def imported_conversations(args: argparse.Namespace) -> AsyncIterator[tuple[Any, list[Conversation],
+                                                                                  dict[str, Any], float, str]]:
+    """The retrieval graph, every conversation of the folder imported once (each in its own project), each one's run
+    context, the import time and the embedder's name; the projects are emptied on the way out."""
     from z0_memory.config import Context
     from z0_memory.graphs.retrieval import builder
     from z0_memory.memory import Z0Memory
@@ -439,6 +459,27 @@ async def run_folds(args: argparse.Namespace) -> dict[str, Any]:
     settings = Settings.from_env(data_dir=data_dir, judge_model="offline", agent_model="offline",
                                  extractor_model="offline", database_url=os.environ.get("DATABASE_URL"),
                                  **({"embedding_model": args.embedding_model} if args.embedding_model else {}))
+    async with Z0Memory(settings) as memory:
+        graph = builder.compile(store=memory.operator_store())
+        convs, ingest_s = await import_conversations(memory, Path(args.data), args.limit_conversations)
+        try:
+            if len(convs) < 2:
+                raise SystemExit("--folds and --variant need at least two conversations")
+            ctxs = {c.name: base.replace(project=c.pm.scope.project, mode="code", max_rounds=args.max_rounds)
+                    for c in convs}
+            yield graph, convs, ctxs, ingest_s, settings.embedding_model
+        finally:
+            for conv in convs:
+                await conv.pm.forget_everything()
+
+
+async def run_folds(args: argparse.Namespace) -> dict[str, Any]:
+    """Leave-one-conversation-out over the folder (see ``--folds`` in bench/README.md).
+
+    Each conversation is imported once. Every candidate value of every tunable (one at a time, the others at their
+    current values) is scored on every conversation by re-running the loop in this process with the constant
+    patched; then each fold picks, for each constant, the value best on the other conversations
+    (:func:`choose_by_folds`), and the combination it picked is scored on the held-out conversation alone."""
     tunables = [t for t in TUNABLES if not args.tune or t.name in args.tune]
     defaults = {t.name: current_value(t) for t in tunables}
     for t in tunables:
@@ -446,58 +487,49 @@ async def run_folds(args: argparse.Namespace) -> dict[str, Any]:
             raise SystemExit(f"{t.name}: the current value {defaults[t.name]} is not in its grid {t.grid}")
     started = time.perf_counter()
     evals = 0
-    async with Z0Memory(settings) as memory:
-        graph = builder.compile(store=memory.operator_store())
-        convs, ingest_s = await import_conversations(memory, Path(args.data), args.limit_conversations)
-        if len(convs) < 2:
-            raise SystemExit("--folds needs at least two conversations")
+    async with imported_conversations(args) as (graph, convs, ctxs, ingest_s, embedder):
         names = [c.name for c in convs]
-        ctxs = {c.name: base.replace(project=c.pm.scope.project, mode="code", max_rounds=args.max_rounds)
-                for c in convs}
-        try:
-            async def score_all(values: Mapping[Tunable, Any], only: Sequence[Conversation] = convs,
-                                rerank: bool = False):
-                nonlocal evals
-                evals += 1
-                with patched(values):
-                    return {c.name: await loop_scores(graph, c, ctxs[c.name], rerank=rerank) for c in only}
 
-            t0 = time.perf_counter()
-            baseline = await score_all({}, rerank=True)
-            eval_s = time.perf_counter() - t0
-            print(f"baseline scored in {eval_s:.0f} s; {sum(len(t.grid) - 1 for t in tunables)} candidate runs next",
-                  file=sys.stderr, flush=True)
-            runs: dict[str, dict[Any, dict[str, list[dict[str, Any]]]]] = {}
-            for t in tunables:
-                runs[t.name] = {}
-                for value in t.grid:
-                    if value == defaults[t.name]:
-                        runs[t.name][value] = baseline
-                    else:
-                        runs[t.name][value] = await score_all({t: value})
-                        print(f"  {t.name} = {value}: r@10 {pooled_r10(runs[t.name][value], names):.4f}",
-                              file=sys.stderr, flush=True)
-            r10 = {name: {v: {c: [r["r@10"] for r in rows] for c, rows in by_conv.items()}
-                          for v, by_conv in by_value.items()} for name, by_value in runs.items()}
-            chosen = choose_by_folds(r10, defaults, names)
-            folds = []
-            for conv in convs:
-                pick = chosen[conv.name]
-                changed = {t: pick[t.name] for t in tunables if pick[t.name] != defaults[t.name]}
-                rows = baseline[conv.name] if not changed else (await score_all(changed, [conv]))[conv.name]
-                folds.append({
-                    "held_out": conv.name, "questions": len(rows),
-                    "chosen": {k: v for k, v in pick.items() if v != defaults[k]},
-                    "short_span_questions": sum("a@10" in r for r in rows),
-                    "baseline": {"r@10": _mean(baseline[conv.name]), "r@5": _mean(baseline[conv.name], "r@5"),
-                                 "multi-hop": _mean(baseline[conv.name], category="multi-hop"),
-                                 "answer@10": _mean(baseline[conv.name], "a@10")},
-                    "tuned": {"r@10": _mean(rows), "r@5": _mean(rows, "r@5"),
-                              "multi-hop": _mean(rows, category="multi-hop"), "answer@10": _mean(rows, "a@10")},
-                })
-        finally:
-            for conv in convs:
-                await conv.pm.forget_everything()
+        async def score_all(values: Mapping[Tunable, Any], only: Sequence[Conversation] = convs,
+                            rerank: bool = False):
+            nonlocal evals
+            evals += 1
+            with patched(values):
+                return {c.name: await loop_scores(graph, c, ctxs[c.name], rerank=rerank) for c in only}
+
+        t0 = time.perf_counter()
+        baseline = await score_all({}, rerank=True)
+        eval_s = time.perf_counter() - t0
+        print(f"baseline scored in {eval_s:.0f} s; {sum(len(t.grid) - 1 for t in tunables)} candidate runs next",
+              file=sys.stderr, flush=True)
+        runs: dict[str, dict[Any, dict[str, list[dict[str, Any]]]]] = {}
+        for t in tunables:
+            runs[t.name] = {}
+            for value in t.grid:
+                if value == defaults[t.name]:
+                    runs[t.name][value] = baseline
+                else:
+                    runs[t.name][value] = await score_all({t: value})
+                    print(f"  {t.name} = {value}: r@10 {pooled_r10(runs[t.name][value], names):.4f}",
+                          file=sys.stderr, flush=True)
+        r10 = {name: {v: {c: [r["r@10"] for r in rows] for c, rows in by_conv.items()}
+                      for v, by_conv in by_value.items()} for name, by_value in runs.items()}
+        chosen = choose_by_folds(r10, defaults, names)
+        folds = []
+        for conv in convs:
+            pick = chosen[conv.name]
+            changed = {t: pick[t.name] for t in tunables if pick[t.name] != defaults[t.name]}
+            rows = baseline[conv.name] if not changed else (await score_all(changed, [conv]))[conv.name]
+            folds.append({
+                "held_out": conv.name, "questions": len(rows),
+                "chosen": {k: v for k, v in pick.items() if v != defaults[k]},
+                "short_span_questions": sum("a@10" in r for r in rows),
+                "baseline": {"r@10": _mean(baseline[conv.name]), "r@5": _mean(baseline[conv.name], "r@5"),
+                             "multi-hop": _mean(baseline[conv.name], category="multi-hop"),
+                             "answer@10": _mean(baseline[conv.name], "a@10")},
+                "tuned": {"r@10": _mean(rows), "r@5": _mean(rows, "r@5"),
+                          "multi-hop": _mean(rows, category="multi-hop"), "answer@10": _mean(rows, "a@10")},
+            })
     summary = {which: {metric: fold_summary([f[which][metric] for f in folds if f[which][metric] is not None])
                        for metric in FOLD_METRICS} for which in ("baseline", "tuned")}
     deltas = [f["tuned"]["r@10"] - f["baseline"]["r@10"] for f in folds]
@@ -521,7 +553,7 @@ async def run_folds(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "data": str(Path(args.data).resolve()), "conversations": names,
         "questions": sum(len(c.questions) for c in convs), "max_rounds": args.max_rounds,
-        "embedding_model": settings.embedding_model, "defaults": defaults, "folds": folds, "summary": summary,
+        "embedding_model": embedder, "defaults": defaults, "folds": folds, "summary": summary,
         "worst_fold_delta_r@10": round(min(deltas), 4), "adopt_tuned": adopt,
         "grid_all_conversations_r@10": grid, "grid_per_conversation": per_conversation, "loop_evaluations": evals,
         "rerank": {"folds": rerank_folds, "summary": rerank_summary,
@@ -534,6 +566,63 @@ async def run_folds(args: argparse.Namespace) -> dict[str, Any]:
 
 
 FOLD_METRICS = ("r@10", "r@5", "multi-hop", "answer@10")
+
+
+async def run_variants(args: argparse.Namespace) -> dict[str, Any]:
+    """The loop with the defaults and with each ``--variant`` (its constants patched together), scored on every
+    conversation: a fixed change (nothing is chosen on the data) is judged per conversation by the adoption rule of
+    bench/README.md (the mean over conversations not lower, no conversation down more than 0.01 in recall@10)."""
+    variants = {spec: parse_variant(spec) for spec in args.variant}
+    started = time.perf_counter()
+    async with imported_conversations(args) as (graph, convs, ctxs, ingest_s, embedder):
+        names = [c.name for c in convs]
+
+        async def score_all(values: Mapping[Tunable, Any]) -> dict[str, list[dict[str, Any]]]:
+            with patched(values):
+                return {c.name: await loop_scores(graph, c, ctxs[c.name]) for c in convs}
+
+        scored = {"defaults": await score_all({})}
+        for spec, values in variants.items():
+            scored[spec] = await score_all(values)
+            print(f"  {spec}: r@10 {pooled_r10(scored[spec], names):.4f}", file=sys.stderr, flush=True)
+
+    def figures(by_conv: Mapping[str, Sequence[dict[str, Any]]]) -> dict[str, Any]:
+        per = {c: _mean(by_conv[c]) for c in names}
+        return {"pooled r@10": round(pooled_r10(by_conv, names), 4), "r@10": per,
+                "mean r@10": round(statistics.fmean(per.values()), 4),
+                "mean r@5": round(statistics.fmean(_mean(by_conv[c], "r@5") for c in names), 4),
+                "mean multi-hop r@10": round(statistics.fmean(
+                    m for c in names if (m := _mean(by_conv[c], category="multi-hop")) is not None), 4)}
+
+    base = figures(scored["defaults"])
+    out: dict[str, Any] = {}
+    for spec, by_conv in scored.items():
+        row = figures(by_conv)
+        worst = min(row["r@10"][c] - base["r@10"][c] for c in names)
+        row["worst change r@10"] = round(worst, 4)
+        row["keeps recall"] = row["mean r@10"] >= base["mean r@10"] and worst >= -0.01
+        out[spec] = row
+    return {"data": str(Path(args.data).resolve()), "conversations": names,
+            "questions": sum(len(c.questions) for c in convs), "max_rounds": args.max_rounds,
+            "embedding_model": embedder, "defaults": {t.name: current_value(t) for t in TUNABLES},
+            "variants": out, "ingest_s": round(ingest_s, 1), "total_s": round(time.perf_counter() - started, 1)}
+
+
+def render_variants(result: dict[str, Any]) -> str:
+    names = result["conversations"]
+    lines = [
+        f"LoCoMo loop recall@10 per conversation: {len(names)} conversations, {result['questions']} questions, "
+        f"embedder {result['embedding_model']}, loop max_rounds {result['max_rounds']}",
+        "defaults: " + ", ".join(f"{k}={v}" for k, v in result["defaults"].items()),
+        "",
+        "variant | pooled | " + " | ".join(names) + " | mean | worst change | mean r@5 | mean multi-hop | keeps recall",
+    ]
+    for spec, row in result["variants"].items():
+        lines.append(f"{spec} | {row['pooled r@10']:.4f} | " + " | ".join(f"{row['r@10'][c]:.4f}" for c in names)
+                     + f" | {row['mean r@10']:.4f} | {row['worst change r@10']:+.4f} | {row['mean r@5']:.4f} | "
+                     f"{row['mean multi-hop r@10']:.4f} | {'yes' if row['keeps recall'] else 'no'}")
+    lines += ["", f"import {result['ingest_s']} s; total {result['total_s']} s"]
+    return "\n".join(lines)
 
 
 def pooled_r10(by_conv: Mapping[str, Sequence[dict[str, Any]]], names: Sequence[str]) -> float:
@@ -640,11 +729,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                              "held-out one (the loop only)")
     parser.add_argument("--tune", action="append", default=None, metavar="NAME",
                         help="with --folds: tune only this constant (repeatable; default: every one of TUNABLES)")
+    parser.add_argument("--variant", action="append", default=None, metavar="NAME=VALUE,...",
+                        help="score the loop per conversation with these TUNABLES patched together, against the "
+                             "defaults (repeatable; the loop only)")
     args = parser.parse_args(argv)
     if not Path(args.data).is_dir():
         parser.error(f"{args.data} is not a folder")
     os.environ.setdefault("LANGSMITH_TRACING", "false")
-    if args.folds:
+    if args.folds and args.variant:
+        parser.error("--folds and --variant are two runs")
+    if args.variant:
+        result = asyncio.run(run_variants(args))
+        print(render_variants(result))
+    elif args.folds:
         result = asyncio.run(run_folds(args))
         print(render_folds(result))
     else:

@@ -1,5 +1,5 @@
 """The one search engine over a scope's semantic memory: dense (pgvector), BM25 (``stores.bm25``) and hybrid
-(reciprocal-rank fusion of the two, one constant: :data:`RRF_K`), plus the conversation-neighbour expansion.
+(reciprocal-rank fusion of the two: :func:`rrf_ranking`, :data:`RRF_K`), plus the conversation-neighbour expansion.
 
 Every search of the project goes through it: the retrieval loop's recipes (``stores.recipes``), ``SemanticStore``'s
 ``search`` / ``keyword_search`` / ``hybrid_search`` (and so ``Z0Store`` and the extraction node's related
@@ -37,8 +37,10 @@ from z0_memory.stores.schema import SEMANTIC_TABLE
 from z0_memory.stores.scope import Scope
 from z0_memory.stores.vectors import VectorParam
 
-# Reciprocal-rank fusion, ``sum w / (RRF_K + rank)``: the one constant of every fusion of ranked lists here. A small
-# k lets each list's first few hits dominate, which is how the loop's evidence fuses best (bench/README.md).
+# Reciprocal-rank fusion, ``sum w / (RRF_K + rank)`` (:func:`rrf_ranking`, the one implementation): the k of the
+# hybrid search's BM25 + dense fusion and of every ``rrf_fuse`` (a round's recipes). The retrieval loop's fusion of
+# its rounds calls the same function with its own, smaller k (``offline.fusion.RRF_K`` = 5): one k for both lost
+# 0.006-0.02 of LoCoMo recall@10 with every weight re-chosen (bench/README.md, "One RRF constant?").
 RRF_K = 20
 Id = TypeVar("Id", bound=Hashable)
 HYBRID_DEPTH = 50  # each half of a hybrid search ranks this many before fusion

@@ -87,6 +87,15 @@ def test_every_tunable_names_a_real_constant_whose_value_is_in_its_grid(bench):
         assert len(set(tunable.grid)) == len(tunable.grid) >= 2
 
 
+def test_a_variant_names_tunables_and_takes_their_types(bench):
+    values = {t.name: v for t, v in bench.parse_variant("fusion.RRF_K=20, fusion.LATER_ROUND_WEIGHT=0.25").items()}
+    assert values == {"fusion.RRF_K": 20, "fusion.LATER_ROUND_WEIGHT": 0.25}
+    assert type(values["fusion.RRF_K"]) is int and type(values["fusion.LATER_ROUND_WEIGHT"]) is float
+    for bad in ("nope=1", "fusion.RRF_K", "fusion.RRF_K=0.5", "", " , "):
+        with pytest.raises(SystemExit):
+            bench.parse_variant(bad)
+
+
 # --- the answer-level check (answer string in the top-k evidence) ------------------------------------------------
 
 

@@ -8,7 +8,10 @@ comparable. A hit's fused score is
 
 * ``K`` = :data:`RRF_K` is small, so each round's top few hits stay near the top: a later round, which searched for
   what was missing (the second hop of a multi-hop question), gets its best hits into the final top 10 rather than
-  being drowned by hits that recur in every round.
+  being drowned by hits that recur in every round. The sum is ``stores.search.rrf_ranking``, the function the hybrid
+  search fuses BM25 and dense with, called with this k: the hybrid's k (``stores.search.RRF_K`` = 20) here, or one k
+  for both (5 or 10), lost 0.006-0.02 of LoCoMo recall@10 whatever the round weight, BETA or CONTEXT_WEIGHT
+  (bench/README.md, "One RRF constant?"), so the two fusions keep two k.
 * ``w_r`` is 1 for the first round (the user's own question) and :data:`LATER_ROUND_WEIGHT` (0.5) for later rounds:
   a rewritten query adds evidence below the question's own best hits rather than reordering them.
 * ``overlap`` in [0, 1] re-scores every hit against the *original question* (not the round's rewritten query): the
@@ -49,7 +52,7 @@ from z0_memory.schemas import Hit, conversation_position
 from z0_memory.stores.search import rrf_ranking
 from z0_memory.timewindow import TimeWindow
 
-RRF_K = 5
+RRF_K = 5  # the cross-round fusion's k (the hybrid search's is stores.search.RRF_K: see above)
 LATER_ROUND_WEIGHT = 0.5
 BETA = 2.0
 SPEAKER_WEIGHT = 2.0

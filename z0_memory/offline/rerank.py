@@ -14,9 +14,10 @@ No model and no new constant. Each candidate gets a lexical score against the *o
 * ``proximity`` = matched stems / length (in tokens) of the shortest span of the turn holding every matched stem:
   1 when the question's words stand together.
 
-The final order fuses the loop's order and the lexical order by reciprocal rank with the fusion's own ``RRF_K``
-(``offline.fusion.RRF_K``; ``sum 1 / (K + rank)``), equal weights, ties in the loop's order: the reranker moves a
-candidate the loop placed low only when its words fit the question well, and never drops one. The returned hits are
+The final order fuses the loop's order and the lexical order by reciprocal rank (``stores.search.rrf_ranking``) with
+the fusion's own ``RRF_K`` (``offline.fusion.RRF_K``; ``sum 1 / (K + rank)``), equal weights, ties in the loop's
+order: the reranker moves a candidate the loop placed low only when its words fit the question well, and never drops
+one. The returned hits are
 the same objects re-ordered (their scores untouched), so ``metadata['rounds']`` and the fused scores stay readable.
 """
 
