@@ -677,6 +677,17 @@ def render_folds(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _method_rows(table: Mapping[str, Any], prefix: str, cats: Sequence[str]) -> list[str]:
+    """One line per method and k: ``table[method][category]["<prefix>@k"]`` for each category ("-" when empty)."""
+    lines = []
+    for method in METHODS:
+        for k in KS:
+            values = [table[method][c][f"{prefix}@{k}"] for c in cats]
+            lines.append(f"{method:<9} {'@' + str(k):>4} "
+                         + " ".join(f"{v:>11.3f}" if v is not None else f"{'-':>11}" for v in values))
+    return lines
+
+
 def render(result: dict[str, Any]) -> str:
     cats = [*CATEGORIES.values(), "overall"]
     lines = [
@@ -687,23 +698,11 @@ def render(result: dict[str, Any]) -> str:
         "",
         f"{'method':<9} {'k':>4} " + " ".join(f"{c:>11}" for c in cats),
     ]
-    for method in METHODS:
-        for k in KS:
-            cells = []
-            for c in cats:
-                v = result["recall"][method][c][f"r@{k}"]
-                cells.append(f"{v:>11.3f}" if v is not None else f"{'-':>11}")
-            lines.append(f"{method:<9} {'@' + str(k):>4} " + " ".join(cells))
+    lines += _method_rows(result["recall"], "r", cats)
     spans = result["short_span_questions"]
     lines += ["", "answer in the top k (questions whose answer is a short span: " + ", ".join(
         f"{c} {spans[c]}" for c in cats) + ")"]
-    for method in METHODS:
-        for k in KS:
-            cells = []
-            for c in cats:
-                v = result["answer_in_top"][method][c][f"a@{k}"]
-                cells.append(f"{v:>11.3f}" if v is not None else f"{'-':>11}")
-            lines.append(f"{method:<9} {'@' + str(k):>4} " + " ".join(cells))
+    lines += _method_rows(result["answer_in_top"], "a", cats)
     loop = result["loop"]
     lines += [
         "",
