@@ -205,6 +205,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     rounds: list[int] = []
     loop_ms: list[float] = []
     round_ms: list[float] = []
+    embed_ms: list[float] = []
+    # per conversation: (category, semantic r@10, loop r@10) of each question, for the adoption rule's per-fold check
+    per_conversation: dict[str, list[tuple[str, float, float]]] = defaultdict(list)
     stops: dict[str, int] = defaultdict(int)
     skipped = 0
     conversations = 0
@@ -242,6 +245,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     question = str(item["question"])
                     req = SearchRequest(query=question, k=DEPTH)
                     t0 = time.perf_counter()
+                    await memory.providers.embeddings.aembed_query(question)
+                    embed_ms.append((time.perf_counter() - t0) * 1000)
+                    t0 = time.perf_counter()
                     hybrid = await run_recipe(pm, "hybrid", req)
                     round_ms.append((time.perf_counter() - t0) * 1000)
                     results = {
@@ -255,11 +261,14 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     results["loop"] = out["memories"]
                     rounds.append(len(out["trace"]))
                     stops[out["stop_reason"]] += 1
+                    r10 = {}
                     for method, hits in results.items():
                         dia = [id_to_dia.get(h.id) for h in hits]
                         scores = tuple(recall(dia, evidence, k) for k in KS)
                         recalls[method][CATEGORIES[category]].append(scores)
                         recalls[method]["overall"].append(scores)
+                        r10[method] = scores[KS.index(10)]
+                    per_conversation[name].append((CATEGORIES[category], r10["semantic"], r10["loop"]))
             finally:
                 await pm.forget_everything()
     table: dict[str, dict[str, dict[str, float]]] = {}
@@ -278,9 +287,19 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                  "p50_ms": round(percentile(loop_ms, 0.5), 2), "p95_ms": round(percentile(loop_ms, 0.95), 2),
                  "stop_reasons": dict(stops)},
         "one_round_p50_ms": round(percentile(round_ms, 0.5), 2),
+        "query_embedding_p50_ms": round(percentile(embed_ms, 0.5), 2),
+        "per_conversation": {name: _conversation_summary(rows_) for name, rows_ in per_conversation.items()},
         "ingest_s": round(ingest_s, 1), "ingest_turns_per_s": round(turns / ingest_s, 1) if ingest_s else None,
         "total_s": round(time.perf_counter() - started, 1),
     }
+
+
+def _conversation_summary(rows: Sequence[tuple[str, float, float]]) -> dict[str, Any]:
+    """One conversation's questions, semantic and loop recall@10, and the loop's multi-hop recall@10."""
+    multi = [loop for cat, _, loop in rows if cat == "multi-hop"]
+    return {"questions": len(rows), "semantic_r@10": round(statistics.fmean(r[1] for r in rows), 4),
+            "loop_r@10": round(statistics.fmean(r[2] for r in rows), 4),
+            "loop_multi-hop_r@10": round(statistics.fmean(multi), 4) if multi else None}
 
 
 @dataclass
@@ -529,8 +548,12 @@ def render(result: dict[str, Any]) -> str:
         "",
         f"loop: mean rounds {loop['mean_rounds']}, latency per question p50 {loop['p50_ms']} ms, "
         f"p95 {loop['p95_ms']} ms; stop reasons {loop['stop_reasons']}",
-        f"one round (query embedding + hybrid search) p50 {result['one_round_p50_ms']} ms; "
+        f"one round (query embedding + hybrid search) p50 {result['one_round_p50_ms']} ms; query embedding alone "
+        f"p50 {result['query_embedding_p50_ms']} ms; "
         f"import {result['ingest_s']} s ({result['ingest_turns_per_s']} turns/s); total {result['total_s']} s",
+        "per conversation (recall@10): "
+        + "; ".join(f"{name} semantic {c['semantic_r@10']}, loop {c['loop_r@10']}, loop multi-hop "
+                    f"{c['loop_multi-hop_r@10']}" for name, c in result["per_conversation"].items()),
     ]
     return "\n".join(lines)
 
