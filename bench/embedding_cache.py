@@ -27,7 +27,7 @@ class CachedEmbeddings(Embeddings):
         self.inner = inner
         self.model = model
         self.dims = getattr(inner, "dims", None)
-        self.db = sqlite3.connect(path)
+        self.db = sqlite3.connect(path, timeout=120)  # two bench processes may share the file
         self.db.execute(_SCHEMA)
         self.hits = 0
         self.misses = 0
