@@ -271,6 +271,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     per_conversation[name].append((CATEGORIES[category], r10["semantic"], r10["loop"]))
             finally:
                 await pm.forget_everything()
+            done = _conversation_summary(per_conversation[name]) if per_conversation[name] else {}
+            print(f"conversation {name}: {done}", file=sys.stderr, flush=True)  # a long run's partial figures
     table: dict[str, dict[str, dict[str, float]]] = {}
     for method in METHODS:
         table[method] = {}
