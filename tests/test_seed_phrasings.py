@@ -1,0 +1,49 @@
+"""The seed's scenario in phrasings of our own (bench/data/seed_phrasings_dev.jsonl), played by bench/seed_phrasings.py
+through the real chat graph: session 1 settles a backend framework with a reason and a rejected alternative and
+floats a tentative idea; a new session recalls the chosen framework and its reason, never the rejected one, does
+not ask again, and the idea stays pending until confirmed."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "bench" / "seed_phrasings.py"
+DEV = Path(__file__).resolve().parents[1] / "bench" / "data" / "seed_phrasings_dev.jsonl"
+# Known gaps, measured and not hidden: a reason in its own sentence ("The reason is async support...") and a
+# 为了 purpose clause are not kept with the fact (bench/README.md, "The seed's scenario in many phrasings")
+KNOWN_REASON_GAPS = {"en-03", "zh-03"}
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+
+@pytest.fixture(scope="module")
+def bench():
+    spec = importlib.util.spec_from_file_location("seed_phrasings_bench", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    assert spec.loader is not None
+    spec.loader.exec_module(module)
+    return module
+
+
+SCENARIOS = [json.loads(line) for line in DEV.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[s["id"] for s in SCENARIOS])
+async def test_the_settled_framework_and_the_hedge_survive_into_a_new_session(bench, memory, scenario):
+    checks = await bench.play(memory, scenario, f"seed-test-{scenario['id']}")
+    expected = {name: True for name in bench.CHECKS}
+    if scenario["id"] in KNOWN_REASON_GAPS:
+        expected["reason"] = False  # if this starts passing, move the scenario out of KNOWN_REASON_GAPS
+    assert checks == expected
+
+
+@pytest.mark.asyncio(loop_scope="session")
+async def test_a_value_is_matched_as_a_word(bench):
+    assert bench.mentions("We use Hono, not Express.", "Hono")
+    assert not bench.mentions("Honorable mention", "Hono")
+    assert bench.mentions("缓存就用Redis吧", "Redis")  # CJK characters are word edges for a Latin value
+    assert bench.mentions("为了依赖注入", "依赖注入")
