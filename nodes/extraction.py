@@ -343,9 +343,10 @@ async def extract_conversation(pm: ProjectMemory, memory: Z0Memory, messages: Se
     """Extract every user turn of ``messages`` not yet extracted in this scope, in order, each with the assistant
     message before it; each turn sees what the turns before it wrote, so a later turn confirms or supersedes them.
 
-    What was extracted is known by message id (``stores.provenance``: the extraction log, or a memory, pending item
-    or queued turn citing the user message), so a thread given whole after each turn extracts only its new turn, and
-    the same messages given again change nothing. A message without an id gets a stable one (``message_id``).
+    What was extracted is known by message id (``stores.provenance``: the extraction log, written after the turn's
+    writes, or the retry queue), so a thread given whole after each turn extracts only its new turn, the same
+    messages given again change nothing, and a turn whose writes failed half way is read again (a fact it already
+    wrote is not confirmed twice by the same message). A message without an id gets a stable one (``message_id``).
 
     A model failure queues the failing turn and every later one (each logged as ``queued_for_retry``), so the retry
     runs them in their order and a later turn never lands before the turn it confirms.

@@ -141,6 +141,8 @@ class FactStore:
         ``statement`` is the sentence the value was stated in ("Hono, not Express"); it is kept with the version.
         ``revise``: the same value said again with something new (a reason) opens a new version instead of counting a
         confirmation, so the earlier version and its rationale stay in history (action ``revised``).
+        A confirmation counts each statement once: the value again from messages the current version already cites
+        (a turn extracted again after its writes failed half way) confirms it without counting.
         """
         k = self.scope.key(key)
         if not isinstance(value, str) or not value.strip():
@@ -160,6 +162,8 @@ class FactStore:
             )).fetchone()
             current = _version(row) if row else None
             if current is not None and current.value.casefold() == value.casefold() and not revise:
+                if prov.message_ids and set(prov.message_ids) <= set(current.provenance.message_ids):
+                    return FactWrite("confirmed", current, None)  # the same messages again (a retried turn): once
                 confirmed = await (await conn.execute(
                     f"UPDATE z0_facts SET confirmations = confirmations + 1 WHERE id = %s RETURNING {_FACT_COLUMNS}",
                     [current.id],

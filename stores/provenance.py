@@ -2,10 +2,10 @@
 ``ingest`` idempotent, and keeps the node from re-reading a thread's earlier turns after every turn)
 
 Every extracted turn is recorded in the extraction log with its message ids, whatever it gave (a write, a pending
-item, an ignored instruction, or nothing); every write also cites the ids of the messages it came from: fact
-versions and pending candidates in ``message_ids``, semantic rows in ``source_ids`` (fact mirrors included), queued
-failed turns in their ``messages``. A user message logged or cited anywhere in the scope has been extracted (or is
-queued for retry) and is not extracted again.
+item, an ignored instruction, or nothing), after all its writes; a turn whose extractor failed is queued with its
+messages. A user message logged or queued in the scope has been extracted (or waits for a retry) and is not read
+again. A memory citing a message is not enough: a turn whose writes failed half way (the database went away after
+its first write) cites its message in what was written, and must be read again, or the rest would be lost.
 """
 
 from __future__ import annotations
@@ -17,22 +17,12 @@ from z0_memory.stores.extraction_log import LOG_TABLE
 from z0_memory.stores.schema import SEMANTIC_TABLE
 from z0_memory.stores.scope import Scope
 
-# one pass over each table of the scope (rows citing any of the ids), not one per id: a long thread asks about every
+# one pass over the log and the queue of the scope (rows naming any of the ids), not one per id: a long thread asks about every
 # user message it holds after each turn
 EXTRACTED_IDS_SQL = f"""
 SELECT DISTINCT found.id FROM unnest(%(ids)s::text[]) AS given(id) JOIN (
     SELECT unnest(l.message_ids) AS id FROM {LOG_TABLE} l
      WHERE l.project = %(project)s AND l.user_id = %(user_id)s AND l.message_ids && %(ids)s::text[]
-    UNION ALL
-    SELECT unnest(f.message_ids) FROM z0_facts f
-     WHERE f.project = %(project)s AND f.user_id = %(user_id)s AND f.message_ids && %(ids)s::text[]
-    UNION ALL
-    SELECT unnest(p.message_ids) FROM z0_pending p
-     WHERE p.project = %(project)s AND p.user_id = %(user_id)s AND p.message_ids && %(ids)s::text[]
-    UNION ALL
-    SELECT jsonb_array_elements_text(m.source_ids::jsonb) FROM {SEMANTIC_TABLE} m
-     WHERE m.project = %(project)s AND m.user_id = %(user_id)s AND m.source_ids IS NOT NULL
-       AND jsonb_typeof(m.source_ids::jsonb) = 'array' AND m.source_ids::jsonb ?| %(ids)s::text[]
     UNION ALL
     SELECT message ->> 'id' FROM z0_extraction_queue q, jsonb_array_elements(q.messages) AS message
      WHERE q.project = %(project)s AND q.user_id = %(user_id)s
@@ -41,8 +31,7 @@ SELECT DISTINCT found.id FROM unnest(%(ids)s::text[]) AS given(id) JOIN (
 
 
 async def extracted_message_ids(db: Database, scope: Scope, ids: Sequence[str]) -> set[str]:
-    """The subset of ``ids`` that ``scope``'s extraction log records, or some memory, pending item or queued turn
-    of ``scope`` cites."""
+    """The subset of ``ids`` that ``scope``'s extraction log records or its extraction queue holds."""
     if not ids:
         return set()
     async with db.connection(scope) as conn:

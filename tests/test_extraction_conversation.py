@@ -203,3 +203,29 @@ async def test_a_no_taken_as_a_confirmation_by_local_id_confirms_nothing(memory)
                                       HumanMessage("No.", id="h2")])
     assert [(o.action, o.reason) for o in outcomes] == [("dropped", "a rejection confirms nothing")]
     assert await pm.facts.get("acme:database:cache") is None and len(await pm.pending.list()) == 1
+
+
+async def test_a_turn_whose_writes_failed_half_way_is_extracted_again_and_loses_nothing(memory, monkeypatch):
+    """A database failure after the turn's first write fails the run (loudly); running the same messages again
+    writes what was not written, and the first write is not counted twice."""
+    import z0_memory.nodes.extraction as extraction
+    from z0_memory.errors import DatabaseError
+
+    real = extraction.gate_and_write
+    calls = {"n": 0}
+
+    async def fails_second(*args: Any, **kwargs: Any):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise DatabaseError("the connection to the database broke before the transaction committed")
+        return await real(*args, **kwargs)
+
+    turn = [HumanMessage("For the backend we'll use Hono, and we'll use Supabase Postgres as the database.", id="p1")]
+    monkeypatch.setattr(extraction, "gate_and_write", fails_second)
+    with pytest.raises(DatabaseError):
+        await run(memory, turn, thread_id="partial")
+    monkeypatch.setattr(extraction, "gate_and_write", real)
+    await run(memory, turn, thread_id="partial")
+    facts = {f.key.entity: f for f in await memory.scope("acme").facts.list()}
+    assert facts["backend_framework"].value == "Hono" and facts["database"].value == "Supabase Postgres"
+    assert facts["backend_framework"].confirmations == 1  # the first write is not confirmed by its own retry

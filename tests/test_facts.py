@@ -13,8 +13,8 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 KEY = "acme:stack:backend_framework"
 
 
-def prov(rationale: str | None = None, confidence: float = 0.9, thread: str = "t1") -> Provenance:
-    return Provenance(thread_id=thread, message_ids=["m1"], extractor="test", confidence=confidence,
+def prov(rationale: str | None = None, confidence: float = 0.9, thread: str = "t1", message: str = "m1") -> Provenance:
+    return Provenance(thread_id=thread, message_ids=[message], extractor="test", confidence=confidence,
                       rationale=rationale)
 
 
@@ -51,10 +51,12 @@ async def test_put_supersedes_and_keeps_history_with_provenance(memory):
 async def test_same_value_is_a_confirmation_not_a_new_version(memory):
     acme = memory.scope("acme")
     await acme.facts.put(KEY, "Hono", prov())
-    again = await acme.facts.put(KEY, "hono", prov())
+    again = await acme.facts.put(KEY, "hono", prov(message="m2"))
     assert again.action == "confirmed" and again.fact.confirmations == 2
     assert len(await acme.facts.history(KEY)) == 1
     assert await acme.semantic.count() == 1
+    retried = await acme.facts.put(KEY, "Hono", prov())  # m1's statement again (a retried turn): counted once
+    assert retried.action == "confirmed" and retried.fact.confirmations == 2
 
 
 async def test_fact_versions_are_searchable_and_superseded_ones_only_on_request(memory):

@@ -105,7 +105,7 @@ class ProjectMemory:
         ``messages``: LangChain messages, ``(role, text)`` tuples or ``{"role", "content"}`` dicts. The same write
         gate as after a live turn (confidence threshold, pending, supersession, redaction), and the same code: the
         extraction node's ``extract_conversation``. Idempotent by message id: a user message this scope has already
-        extracted (logged, or cited by a memory) is skipped, so adding a conversation again changes nothing
+        extracted (logged after its writes, or queued for retry) is skipped, so adding a conversation again changes nothing
         (messages without an id get a stable one from their position, role and text).
         """
         from z0_memory.nodes.extraction import extract_conversation
