@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
+from bench_support import loaded_bench
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "locomo_retrieval.py"
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("locomo_retrieval_bench", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up there
-    try:
-        spec.loader.exec_module(module)
+    with loaded_bench("locomo_retrieval") as module:
         yield module
-    finally:
-        sys.modules.pop(spec.name, None)
 
 
 # three conversations, one constant "K" (default 1): value 2 is best on a alone, value 3 on b and c together

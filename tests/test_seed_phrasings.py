@@ -5,13 +5,12 @@ not ask again, and the idea stays pending until confirmed."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
+from bench_support import loaded_bench
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "seed_phrasings.py"
 DEV = Path(__file__).resolve().parents[1] / "bench" / "data" / "seed_phrasings_dev.jsonl"
 # Known gaps, measured and not hidden: a reason in its own sentence ("The reason is async support...") and a
 # 为了 purpose clause are not kept with the fact (bench/README.md, "The seed's scenario in many phrasings")
@@ -22,11 +21,8 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("seed_phrasings_bench", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(module)
-    return module
+    with loaded_bench("seed_phrasings") as module:
+        yield module
 
 
 SCENARIOS = [json.loads(line) for line in DEV.read_text(encoding="utf-8").splitlines() if line.strip()]

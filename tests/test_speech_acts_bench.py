@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import numpy as np
 import pytest
+from bench_support import loaded_bench
 
-BENCH = Path(__file__).resolve().parents[1] / "bench" / "speech_acts.py"
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("speech_acts_bench", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    assert spec.loader is not None
-    spec.loader.exec_module(module)
-    return module
+    with loaded_bench("speech_acts") as module:
+        yield module
 
 
 def test_each_mention_takes_the_act_of_the_label_that_names_it(bench, tmp_path: Path) -> None:
