@@ -77,7 +77,8 @@ UNDECIDED = re.compile(
 )
 NEGATION = re.compile(
     r"\b(?:not|no longer|never mind|nevermind|don't|do not|won't|will not|isn't|aren't|without|avoid|instead of|"
-    r"rather than)\b|算了|(?<!要)不用|(?<!要)不要|别用|不考虑|暂时不|放弃|弃用|不是|而不是|不再",
+    r"rather than)\b|算了|(?<!要)不用|(?<!要)不要|别用|不考虑|暂时不|放弃|弃用|不是|而不是|不再|"
+    r"(?<!还)没(?:有)?(?:选|采用)|不选",
     re.I,
 )
 CONFIRM_PREFIX = re.compile(
@@ -211,7 +212,8 @@ REJECTED_BEFORE = re.compile(
     r"skip|skipped|skipping|(?:deliberately|intentionally) (?:skipped|avoided)|avoided|"
     r"ditching|ditched|dump|dumping|removing|remove|retire|retiring|off of|off|against|away from|get rid of|"
     r"getting rid of|phasing out|phase out|kill|killing)\s+"
-    r"(?:the\s+|using\s+)?|(?:(?<!要)不用|不是|而不是|(?<!要)不要|别用|比|弃用|从|把|替换掉?|去掉|干掉|淘汰|下掉)\s*)$",
+    r"(?:the\s+|using\s+)?|(?:(?<!要)不用|不是|而不是|(?<!要)不要|别用|比|弃用|从|把|替换掉?|去掉|干掉|淘汰|下掉|"
+    r"(?<!还)没(?:有)?(?:选|采用)|不选|放弃)\s*)$",
     re.I,
 )
 PREFERENCE = re.compile(

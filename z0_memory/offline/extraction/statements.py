@@ -194,7 +194,9 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
                 s.weak = True
         out.extend(found)
     if why and out:
-        out[-1].rationale = why
+        # the reason explains the sentence's choice: "X, not Y, because Z" is X because Z
+        chosen = [s for s in out if not s.negative]
+        (chosen or out)[-1].rationale = why
     return out
 
 
