@@ -147,14 +147,15 @@ def _analyse_message(text: str, ignored: list[str]) -> tuple[list[Statement], Ac
     if REJECTION.match(clean.strip()):
         accepted = "rejected"
     previous: list[Statement] = []
+    stated: list[Statement] = []  # the last sentence that stated something ("Flask is out." states nothing)
     previous_text = ""
     for sentence in split_sentences(clean):
         sentence = _without_requests(_without_instructions(REMEMBER.sub("", sentence.strip()), ignored))
         reason = REASON_SENTENCE.match(sentence)
-        if reason and previous and not any(s.rationale for s in previous):
-            for s in previous:  # the reason for the sentence before, not a statement of its own
+        if reason and stated and not any(s.rationale for s in stated):
+            for s in stated:  # the reason for the last statement before it, not a statement of its own
                 s.rationale = sentence[reason.end():].strip(" .。!！")
-            previous, previous_text = [], sentence
+            previous, stated, previous_text = [], [], sentence
             continue
         found, bare = analyse_sentence(sentence)
         if not found and previous_text:
@@ -169,6 +170,7 @@ def _analyse_message(text: str, ignored: list[str]) -> tuple[list[Statement], Ac
                 s.rationale = s.rationale or previous_text.strip(" .。!！")
         statements.extend(found)
         previous, previous_text = found, sentence
+        stated = found or stated
         if accepted is None or bare == "strong":
             accepted = bare if accepted != "rejected" else accepted
     refused = refused_values(clean)
