@@ -114,7 +114,8 @@ class PendingStore:
         return None
 
     async def add(self, candidate: Candidate, provenance: Provenance, *, now: datetime | None = None) -> PendingWrite:
-        """Hold a candidate, or count it as a confirmation of the matching waiting item."""
+        """Hold a candidate, or count it as a confirmation of the matching waiting item (which then cites the
+        confirming messages too); the same messages again (a turn extracted again after a failure) count once."""
         reject_nul("a pending candidate or its provenance", candidate, provenance)
         now = now or datetime.now(UTC)
         async with self.db.connection(self.scope) as conn:
@@ -124,16 +125,21 @@ class PendingStore:
                 "AND expires_at > %(now)s ORDER BY last_seen DESC", {**self.scope.params, "now": now},
             )).fetchall()
             match = next((it for it in map(_item, rows) if self._matches(it, candidate)), None)
+            if match is not None and provenance.message_ids \
+                    and set(provenance.message_ids) <= set(match.provenance.message_ids):
+                return PendingWrite("confirmed", match)  # the same messages again (a retried turn): counted once
             if match is not None:
                 merged = match.candidate.model_copy(
                     update={"confidence": max(match.candidate.confidence, candidate.confidence)}
                 )
                 row = await (await conn.execute(
                     "UPDATE z0_pending SET confirmations = confirmations + 1, last_seen = %(now)s, "
-                    "expires_at = %(expires)s, confidence = %(conf)s, candidate = %(cand)s::jsonb "
+                    "expires_at = %(expires)s, confidence = %(conf)s, candidate = %(cand)s::jsonb, "
+                    "message_ids = message_ids || %(mids)s::text[] "
                     f"WHERE id = %(id)s RETURNING {_COLUMNS}",
                     {"now": now, "expires": now + self.ttl, "conf": merged.confidence,
-                     "cand": merged.model_dump_json(), "id": match.id},
+                     "cand": merged.model_dump_json(), "id": match.id,
+                     "mids": [m for m in provenance.message_ids if m not in match.provenance.message_ids]},
                 )).fetchone()
                 return PendingWrite("confirmed", _item(row))
             row = await (await conn.execute(

@@ -22,10 +22,14 @@ async def test_hold_then_confirm_by_key(memory):
     pending = memory.scope("acme").pending
     first = await pending.add(redis(), PROV)
     assert first.action == "created" and first.item.confirmations == 1
-    again = await pending.add(redis(0.5, "What about Redis as the cache?"), PROV)
+    again = await pending.add(redis(0.5, "What about Redis as the cache?"), PROV.model_copy(update={"message_ids": ["m2"]}))
     assert again.action == "confirmed" and again.item.id == first.item.id
     assert again.item.confirmations == 2 and again.item.candidate.confidence == pytest.approx(0.5)
     assert again.item.last_seen >= first.item.first_seen
+    assert again.item.provenance.message_ids == ["m1", "m2"]  # it cites the confirming message too
+    for retried in ("m1", "m2"):  # the same messages again (a turn extracted again after a failure): counted once
+        same = await pending.add(redis(0.5), PROV.model_copy(update={"message_ids": [retried]}))
+        assert same.action == "confirmed" and same.item.confirmations == 2
     assert len(await pending.list()) == 1
 
 
@@ -35,7 +39,7 @@ async def test_confirm_by_similar_content_without_key(memory):
     c2 = Candidate(kind="preference", content="Alice prefers tabs for indentation", confidence=0.45)
     c3 = Candidate(kind="context", content="The office is closed on Friday", confidence=0.3)
     await pending.add(c1, PROV)
-    assert (await pending.add(c2, PROV)).action == "confirmed"
+    assert (await pending.add(c2, PROV.model_copy(update={"message_ids": ["m2"]}))).action == "confirmed"
     assert (await pending.add(c3, PROV)).action == "created"
     assert sorted(i.confirmations for i in await pending.list()) == [1, 2]
 
@@ -62,7 +66,7 @@ async def test_take_happens_once_under_concurrency(memory):
 
 async def test_concurrent_confirmations_count_once_each(memory):
     pending = memory.scope("acme").pending
-    await asyncio.gather(*(pending.add(redis(), PROV) for _ in range(10)))
+    await asyncio.gather(*(pending.add(redis(), PROV.model_copy(update={"message_ids": [f"m{i}"]})) for i in range(10)))
     items = await pending.list()
     assert len(items) == 1 and items[0].confirmations == 10
 

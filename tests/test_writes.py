@@ -72,11 +72,11 @@ async def test_explicit_confirmation_promotes_even_at_low_confidence(memory):
 
 async def test_hedged_repeats_stay_pending(memory):
     pm = memory.scope("acme")
-    for _ in range(3):  # noisy-or of three 0.35 hedges would be 0.725: hedges must not add up to a decision
-        out = await gate(pm, cache(conf=0.35, hedged=True))
+    for i in range(3):  # noisy-or of three 0.35 hedges would be 0.725: hedges must not add up to a decision
+        out = await gate(pm, cache(conf=0.35, hedged=True, ids=(f"m{i + 1}",)))
     assert out.action == "pending_confirmed"
     # even a confident-sounding hedge (0.6: noisy-or with the waiting 0.35 gives 0.74) only counts as a repeat
-    assert (await gate(pm, cache(conf=0.6, hedged=True))).action == "pending_confirmed"
+    assert (await gate(pm, cache(conf=0.6, hedged=True, ids=("m7",)))).action == "pending_confirmed"
     [item] = await pm.pending.list()
     assert item.confirmations == 4 and await pm.facts.get("acme:database:cache") is None
 
