@@ -308,10 +308,10 @@ async def extract_turn(pm: ProjectMemory, memory: Z0Memory, turn: Sequence[TurnM
     model = memory.providers.chat("extractor", ctx)
     message_ids = said_ids(turn)
     ignored: list[WriteOutcome] = []  # instructions to the assistant: never memories, reported in the outcome
-    notes: list[str | None] = []  # per candidate: what the review of the model's answer changed
     if model is None:
         acts = await read_speech_acts(memory, turn)
         candidates = extract_candidates(turn, project=pm.scope.project, existing=related, ignored=ignored, acts=acts)
+        notes: list[str | None] = [None] * len(candidates)  # per candidate: what a review changed (none here)
         extractor = OFFLINE_EXTRACTOR_NAME + (f"+{speech_acts.NAME}" if acts is not None else "")
     else:
         settings = memory.settings
@@ -322,8 +322,7 @@ async def extract_turn(pm: ProjectMemory, memory: Z0Memory, turn: Sequence[TurnM
         candidates, notes, ignored = review.candidates, review.notes, review.ignored
         extractor = f"llm/{getattr(model, 'model_name', None) or type(model).__name__}"
     provenance = Provenance(thread_id=thread_id, message_ids=message_ids, extractor=extractor)
-    outcomes = await write_candidates(pm, candidates, related, ctx, provenance, secrets)
-    notes = notes[:len(outcomes)] + [None] * (len(outcomes) - len(notes))  # one per candidate, by position
+    outcomes = await write_candidates(pm, candidates, related, ctx, provenance, secrets)  # one per candidate
     return ignored + [outcome.model_copy(update={"note": note}) if note else outcome
                       for outcome, note in zip(outcomes, notes, strict=True)]
 
