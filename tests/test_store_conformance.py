@@ -21,6 +21,7 @@ from langgraph.store.base import (
     SearchOp,
 )
 
+from fakes import reembed_with
 from test_database import fresh_database  # noqa: F401  (a scratch database)
 
 from z0_memory.errors import ConfigurationError
@@ -288,11 +289,7 @@ async def test_reembed_leaves_an_unindexed_item_unembedded(fresh_database):
         await mem.store("acme").aput(("memories", "a"), "quiet", {"content": "Alice uses Helix"}, index=False)
         await mem.store("acme").aput(("memories", "a"), "loud", {"content": "Bob uses Zed"})
     usem3 = Settings(database_url=fresh_database, embedding_model="usem3")
-    mem = Z0Memory(usem3)
-    try:
-        assert await mem.reembed() == 2
-    finally:
-        await mem.close()
+    assert await reembed_with(usem3) == 2
     async with Z0Memory(usem3) as mem:
         assert [h.content for h in await mem.scope("acme").semantic.search("who uses Helix?", 5)] == ["Bob uses Zed"]
         assert (await mem.store("acme").aget(("memories", "a"), "quiet")).value == {"content": "Alice uses Helix"}
