@@ -32,6 +32,7 @@ import re
 import sys
 import time
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ from langchain_core.messages import HumanMessage
 from z0_memory.config import Context
 from z0_memory.graphs.chat import builder as chat_builder
 from z0_memory.memory import ProjectMemory, Z0Memory
+from z0_memory.schemas import FactVersion, MemoryRecord, PendingItem
 from z0_memory.settings import Settings
 from z0_memory.stores.embedded import temporary_data_dir
 
@@ -62,14 +64,23 @@ def mentions(text: str, value: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9_.]){re.escape(value)}(?![A-Za-z0-9_])", text, re.I) is not None
 
 
-async def settled(pm: ProjectMemory, value: str) -> bool:
-    facts = await pm.facts.list()
-    memories = await pm.semantic.list(limit=500)
-    return any(same(f.value, value) for f in facts) or any(mentions(m.content, value) for m in memories)
+@dataclass(frozen=True)
+class Held:
+    """What the project holds at one moment: current facts, semantic memories and pending items."""
+
+    facts: list[FactVersion]
+    memories: list[MemoryRecord]
+    pending: list[PendingItem]
+
+    def settled(self, value: str) -> bool:
+        return any(same(f.value, value) for f in self.facts) or any(mentions(m.content, value) for m in self.memories)
+
+    def waiting(self, value: str) -> bool:
+        return any(same(p.candidate.value, value) or mentions(p.candidate.content, value) for p in self.pending)
 
 
-async def pending_holds(pm: ProjectMemory, value: str) -> bool:
-    return any(same(p.candidate.value, value) or mentions(p.candidate.content, value) for p in await pm.pending.list())
+async def held(pm: ProjectMemory) -> Held:
+    return Held(await pm.facts.list(), await pm.semantic.list(limit=500), await pm.pending.list())
 
 
 async def play(memory: Z0Memory, scenario: dict[str, Any], project: str) -> dict[str, bool]:
@@ -82,18 +93,17 @@ async def play(memory: Z0Memory, scenario: dict[str, Any], project: str) -> dict
     for text in scenario["session1"]:
         await graph.ainvoke({"messages": [HumanMessage(text)]}, first, context=ctx)
 
-    facts = await pm.facts.list()
-    backend = next((f for f in facts if f.key.entity == "backend_framework" and f.key.category == "stack"), None)
+    now = await held(pm)
+    backend = next((f for f in now.facts if f.key.entity == "backend_framework" and f.key.category == "stack"), None)
     found = (await pm.search(QUESTION, mode="chat")).hits[:3]
     reason_words = scenario["reason_words"]
-    memories = await pm.semantic.list(limit=500)
     checks = {
         "chosen": backend is not None and same(backend.value, chosen),
         "reason": any(mentions(f"{h.content} {h.rationale or ''}", chosen)
                       and any(mentions(f"{h.content} {h.rationale or ''}", w) for w in reason_words) for h in found),
-        "never_rejected": not any(same(f.value, rejected) for f in facts)
-        and not any(mentions(m.content, rejected) and not mentions(m.content, chosen) for m in memories),
-        "hedge_pending": await pending_holds(pm, hedge["value"]) and not await settled(pm, hedge["value"]),
+        "never_rejected": not any(same(f.value, rejected) for f in now.facts)
+        and not any(mentions(m.content, rejected) and not mentions(m.content, chosen) for m in now.memories),
+        "hedge_pending": now.waiting(hedge["value"]) and not now.settled(hedge["value"]),
     }
 
     second = {"configurable": {"thread_id": f"{project}-s2"}}
@@ -101,7 +111,8 @@ async def play(memory: Z0Memory, scenario: dict[str, Any], project: str) -> dict
         await graph.ainvoke({"messages": [HumanMessage(text)]}, second, context=ctx)
     out = await graph.ainvoke({"messages": [HumanMessage(WORK)]}, second, context=ctx)
     answer = str(out["messages"][-1].content)
-    is_settled, is_pending = await settled(pm, hedge["value"]), await pending_holds(pm, hedge["value"])
+    after = await held(pm)
+    is_settled, is_pending = after.settled(hedge["value"]), after.waiting(hedge["value"])
     checks["hedge_after"] = (is_settled and not is_pending) if hedge["confirmed_in_session2"] else \
         (is_pending and not is_settled)
     checks["not_asked"] = mentions(answer, chosen) and NOTHING_SETTLED not in answer
