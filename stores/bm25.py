@@ -23,7 +23,7 @@ from datetime import datetime
 import psycopg
 
 from z0_memory.stores.database import statement
-from z0_memory.stores.memory_rows import COLUMNS, PERIOD_SQL, SCOPE_SQL
+from z0_memory.stores.memory_rows import COLUMNS, PERIOD_SQL, ROW_FILTER, SCOPE_SQL
 from z0_memory.stores.schema import CONTEXT_TERM_WEIGHT, SEMANTIC_TABLE, STATS_TABLE
 from z0_memory.stores.scope import Scope
 from z0_memory.text import or_tsquery, query_terms, tsquery_lexeme
@@ -42,6 +42,12 @@ BM25_COMMON_TERMS = 4  # common lexemes combined into candidate branches (2^4 - 
 # nothing and is scored only when it could still rank among the best k (``Bm25Plan.rest_bound``). Scoring every
 # such memory was most of a search: a whole imported conversation, for any question that names a speaker.
 BM25_SELECTIVE_SHARE = 0.9
+
+def filtered(template: str, condition: str | None) -> str:
+    """A search statement from its template: :data:`ROW_FILTER` replaced by ``AND (condition)`` (a further
+    condition on the semantic table's columns, e.g. a LangGraph store namespace; ``None``: no condition)."""
+    return statement(template.replace(ROW_FILTER, f" AND ({condition})" if condition else ""))
+
 
 CAND_COLUMNS = ", ".join(f"m.{column}" for column in COLUMNS.split(", "))
 BM25_PLAN_SQL = statement(f"""
@@ -102,7 +108,7 @@ cand AS MATERIALIZED (  -- the candidates' rows are read once, here
         SELECT m.* FROM unnest(%(branches)s::tsquery[]) AS b(q)
         CROSS JOIN LATERAL (
             SELECT id, created_at, content_tsv FROM {SEMANTIC_TABLE}
-            WHERE {SCOPE_SQL} AND {PERIOD_SQL} AND content_tsv @@ b.q OFFSET 0
+            WHERE {SCOPE_SQL} AND {PERIOD_SQL}{ROW_FILTER} AND content_tsv @@ b.q OFFSET 0
         ) m  -- OFFSET 0 keeps it a per-branch (GIN) scan: branches fill the pool in order; a LIMIT here would let
              -- the planner pick a seq scan betting on finding the rows early, ruinous for a rare branch
         LIMIT %(pool)s
@@ -112,18 +118,20 @@ cand AS MATERIALIZED (  -- the candidates' rows are read once, here
 ), rest AS MATERIALIZED (  -- the memories only universal lexemes match, read only when one of them could still
     SELECT id, created_at, content_tsv FROM {SEMANTIC_TABLE} r  -- rank among the best k (a one-time filter)
     WHERE (SELECT count(*) < %(k)s OR min(score) <= %(rest_bound)s FROM best)
-      AND {SCOPE_SQL} AND {PERIOD_SQL} AND content_tsv @@ %(rest)s::tsquery
+      AND {SCOPE_SQL} AND {PERIOD_SQL}{ROW_FILTER} AND content_tsv @@ %(rest)s::tsquery
       AND NOT EXISTS (SELECT 1 FROM cand c WHERE c.id = r.id)
 ), ranked AS (
     SELECT * FROM best UNION ALL {bm25_scored("rest")}
 )"""
-BM25_SQL = statement(f"""
+BM25_TEMPLATE = f"""
 WITH {BM25_CTES}
 SELECT {CAND_COLUMNS}, r.score FROM (SELECT * FROM ranked ORDER BY {BM25_ORDER} LIMIT %(k)s) r
 JOIN {SEMANTIC_TABLE} m ON m.id = r.id
 ORDER BY {BM25_ORDER}
-""")
-BM25_IDS_SQL = statement(f"WITH {BM25_CTES} SELECT id FROM ranked ORDER BY {BM25_ORDER} LIMIT %(k)s")
+"""
+BM25_IDS_TEMPLATE = f"WITH {BM25_CTES} SELECT id FROM ranked ORDER BY {BM25_ORDER} LIMIT %(k)s"
+BM25_SQL = filtered(BM25_TEMPLATE, None)
+BM25_IDS_SQL = filtered(BM25_IDS_TEMPLATE, None)
 
 
 @dataclass(frozen=True)
@@ -246,17 +254,17 @@ async def plan_with(fetch: Fetch, params: dict) -> Bm25Plan | None:
 
 async def bm25_rows(fetch: Fetch, scope: Scope, sql: str, query: str, k: int, include_history: bool, *,
                     pool: int = BM25_POOL, since: datetime | None = None, until: datetime | None = None,
-                    category: str | None = None) -> list[dict]:
-    """Plan, then run one of the scoring statements (:data:`BM25_SQL`: full rows, :data:`BM25_IDS_SQL`: ids)
-    through ``fetch``. ``since`` / ``until`` keep candidates created in that period only (the statistics stay the
-    scope's)."""
+                    category: str | None = None, filter_params: dict | None = None) -> list[dict]:
+    """Plan, then run one of the scoring statements (:data:`BM25_SQL`: full rows, :data:`BM25_IDS_SQL`: ids, or
+    one :func:`filtered` with ``filter_params``) through ``fetch``. ``since`` / ``until`` (and a filter) keep
+    candidates created in that period only (the statistics stay the scope's)."""
     params = bm25_params(scope, query, include_history, pool, category)
     if params is None:
         return []
     plan = await plan_with(fetch, params)
     if plan is None:
         return []
-    return await fetch(sql, bm25_statement_params(params, plan, k, since, until))
+    return await fetch(sql, {**bm25_statement_params(params, plan, k, since, until), **(filter_params or {})})
 
 
 def bm25_statement_params(params: dict, plan: Bm25Plan, k: int, since: datetime | None = None,

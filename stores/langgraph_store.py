@@ -24,8 +24,9 @@ included): any namespace, any JSON value.
   too. Such items come back under the namespace as put (on the operator's store with the project first; items
   of a category namespace as ``(project, category)``, like the facts beside them).
 * ``search`` with a query: under the project or a category, the retrieval loop's first round ranks facts,
-  memories and items (the same ranking as ``recall_memory``); under a longer namespace, indexed items by cosine
-  similarity (score = 1 - distance). Without a query: facts first, then memories and items, newest first.
+  memories and items (the same ranking as ``recall_memory``); under a longer namespace, the same hybrid search
+  (BM25 and dense, fused by reciprocal rank; score = the fused score) ranks that namespace's indexed items only,
+  its ``filter`` applied inside the search. Without a query: facts first, then memories and items, newest first.
   ``filter`` (a value per field for equality, or ``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte``) applies to
   the returned values before ``limit``/``offset``.
 * ``list_namespaces`` lists the namespaces holding current facts, memories or items, as search and get return them,
@@ -58,7 +59,7 @@ from z0_memory.stores.scope import Scope
 
 from z0_memory.config import Context
 from z0_memory.errors import ConfigurationError, Z0Error
-from z0_memory.schemas import FactVersion, MemoryKey, Provenance, validate_segment
+from z0_memory.schemas import FactVersion, Hit, MemoryKey, Provenance, validate_segment
 from z0_memory.validation import check_value
 
 if TYPE_CHECKING:
@@ -281,6 +282,13 @@ class Z0Store(BaseStore):
         return cls(value=item["value"], key=item["key"], namespace=self._shown(project, tuple(item["ns"].split("."))),
                    created_at=datetime.fromisoformat(item["created_at"]), updated_at=row["created_at"], **extra)
 
+    def _hit_item(self, project: str, hit: Hit) -> SearchItem:
+        """A store item found by a search, as search returns it (its hit's ``metadata[META]`` is the item)."""
+        item = hit.metadata[store_items.META]
+        return SearchItem(value=item["value"], key=item["key"],
+                          namespace=self._shown(project, tuple(item["ns"].split("."))), created_at=datetime.fromisoformat(item["created_at"]), updated_at=hit.created_at,
+                          score=hit.score)
+
     # ---- search --------------------------------------------------------------------------------------------------
 
     async def _search(self, op: SearchOp) -> list[SearchItem]:
@@ -289,9 +297,9 @@ class Z0Store(BaseStore):
             validate_segment(rel[0], "category")
         wanted = op.filter or None
         if op.query and len(rel) > 1:  # items of one namespace, by similarity, filtered in SQL
-            rows = await store_items.ranked_rows(self.memory, pm.scope, rel, op.query, wanted,
-                                                 limit=op.limit, offset=op.offset)
-            return [self._row_item(pm.scope.project, r, SearchItem, float(r["score"])) for r in rows]
+            hits = await store_items.ranked_items(pm.semantic.search_engine, rel, op.query, wanted,
+                                                  limit=op.limit, offset=op.offset)
+            return [self._hit_item(pm.scope.project, h) for h in hits]
         if op.query:
             items = await self._first_round(pm, rel, op.query, (op.limit + op.offset) * (FILTER_DEPTH if wanted else 1))
             items = [item for item in items if store_items.matches(item.value, wanted)]
@@ -323,10 +331,7 @@ class Z0Store(BaseStore):
             elif stored is not None:
                 item_rel = tuple(stored["ns"].split("."))
                 if stored.get("indexed") and item_rel[:len(rel)] == rel:
-                    items.append(SearchItem(namespace=self._shown(project, item_rel), key=stored["key"],
-                                            value=stored["value"], score=h.score,
-                                            created_at=datetime.fromisoformat(stored["created_at"]),
-                                            updated_at=h.created_at))
+                    items.append(self._hit_item(project, h))
             elif not rel or h.category == rel[0]:
                 items.append(SearchItem(namespace=(project, h.category or "general"), key=h.id,
                                         value=_memory_value(h.content, h.kind, h.confidence, h.rationale),

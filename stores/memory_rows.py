@@ -21,6 +21,9 @@ SCOPE_SQL = ("project = %(project)s AND user_id = %(user_id)s AND (%(all)s OR su
 PERIOD_SQL = ("(%(since)s::timestamptz IS NULL OR created_at >= %(since)s::timestamptz) "
               "AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s::timestamptz)")
 
+# Where a search statement's template takes a further condition on the row (``stores.bm25.filtered``).
+ROW_FILTER = "/*row filter*/"
+
 
 def record(row: dict[str, Any]) -> MemoryRecord:
     metadata = row.get("metadata") or {}

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TypeVar
 
@@ -23,16 +24,18 @@ from z0_memory.redaction import redact_secrets
 from z0_memory.schemas import CONVERSATION_GROUP_KEY, CONVERSATION_ORDER_KEY, Hit, conversation_position
 from z0_memory.stores.bm25 import (
     BM25_IDS_SQL,
+    BM25_IDS_TEMPLATE,
     BM25_POOL,
     BM25_SQL,
     Bm25Plan,
     bm25_params,
     bm25_rows,
+    filtered,
     on_connection,
     plan_with,
 )
 from z0_memory.stores.database import Database, statement
-from z0_memory.stores.memory_rows import COLUMNS, PERIOD_SQL, SCOPE_SQL, hit_from_record, record
+from z0_memory.stores.memory_rows import COLUMNS, PERIOD_SQL, ROW_FILTER, SCOPE_SQL, hit_from_record, record
 from z0_memory.stores.schema import SEMANTIC_TABLE
 from z0_memory.stores.scope import Scope
 from z0_memory.stores.vectors import VectorParam
@@ -61,6 +64,11 @@ WHERE {SCOPE_SQL} AND {PERIOD_SQL} ORDER BY distance LIMIT %(k)s"""
 DENSE_SQL = statement(f"SELECT * FROM (SELECT {COLUMNS}, {DENSE_RANKED}) d WHERE distance <> 'NaN' "
                       "ORDER BY distance + 0")
 DENSE_IDS_SQL = statement(f"SELECT * FROM (SELECT id, {DENSE_RANKED}) d WHERE distance <> 'NaN' ORDER BY distance + 0")
+# The dense half of a filtered search (:class:`RowFilter`), exact: the rows passing the filter are read first (the
+# subquery has no order the HNSW index could serve), so no approximate scan can stop before a filter's few rows.
+DENSE_EXACT_IDS_TEMPLATE = f"""SELECT * FROM (SELECT id, embedding <=> %(v)s::vector AS distance FROM (
+SELECT id, embedding FROM {SEMANTIC_TABLE} WHERE {SCOPE_SQL} AND {PERIOD_SQL}{ROW_FILTER} OFFSET 0) c) d
+WHERE distance <> 'NaN' ORDER BY distance, id LIMIT %(k)s"""
 ROWS_SQL = statement(f"SELECT {COLUMNS} FROM {SEMANTIC_TABLE} WHERE id = ANY(%(ids)s::uuid[]) AND {SCOPE_SQL}")
 NEIGHBOR_SQL = statement(f"""
 SELECT {COLUMNS}, a.anchor FROM {SEMANTIC_TABLE} m
@@ -68,6 +76,16 @@ JOIN unnest(%(groups)s::text[], %(orders)s::text[], %(anchors)s::int[]) AS a(grp
   ON m.metadata ->> '{CONVERSATION_GROUP_KEY}' = a.grp AND m.metadata ->> '{CONVERSATION_ORDER_KEY}' = a.pos
 WHERE {SCOPE_SQL}
 """)
+
+
+@dataclass(frozen=True)
+class RowFilter:
+    """A further condition on the rows a search ranks, in both halves of :meth:`SearchEngine.hybrid`: SQL on the
+    semantic table's columns (no alias) and its named parameters (names that the search's own do not use). The
+    LangGraph store's namespaces and value filters are one (``stores.store_items.item_filter``)."""
+
+    condition: str
+    params: dict[str, Any] = field(default_factory=dict)
 
 
 def rrf_ranking(rankings: Sequence[Sequence[Id]], k: int, *, weights: Sequence[float] | None = None,
@@ -128,10 +146,11 @@ class SearchEngine:
 
     async def _dense_rows(self, sql: str, query: str, k: int, include_history: bool,
                           query_vector: Sequence[float] | None, since: datetime | None, until: datetime | None,
-                          category: str | None) -> list[dict]:
+                          category: str | None, filter_params: dict | None = None) -> list[dict]:
         if query_vector is None:
             query_vector = await self.embeddings.aembed_query(redact_secrets(query))  # no secret to the model
-        params = self._params(include_history, category, v=VectorParam(query_vector), k=k, since=since, until=until)
+        params = self._params(include_history, category, v=VectorParam(query_vector), k=k, since=since, until=until,
+                              **(filter_params or {}))
         return await self.db.fetch(self.scope, sql, params)
 
     async def _fetch(self, sql: str, params: dict) -> list[dict]:
@@ -155,22 +174,26 @@ class SearchEngine:
 
     async def hybrid(self, query: str, k: int, *, include_history: bool = False, since: datetime | None = None,
                      until: datetime | None = None, category: str | None = None, depth: int = HYBRID_DEPTH,
-                     query_vector: Sequence[float] | None = None) -> list[Hit]:
+                     query_vector: Sequence[float] | None = None, where: RowFilter | None = None) -> list[Hit]:
         """BM25 and dense search, fused by weighted reciprocal rank (:func:`rrf_ranking`).
 
         Each half ranks its best ``depth`` (:data:`HYBRID_DEPTH`) by id only, and the k fused memories are read afterwards. The
         dense half (query embedding in a worker thread, then pgvector on its own pooled connection) runs while BM25
-        runs.
+        runs. ``where``: only rows passing that filter are ranked (the dense half is then exact).
         """
         depth = max(k, depth)
         period = {"since": since, "until": until}
-        dense = asyncio.ensure_future(self._dense_rows(DENSE_IDS_SQL, query, depth, include_history, query_vector,
-                                                       since, until, category))
+        dense_sql, bm25_sql, extra = DENSE_IDS_SQL, BM25_IDS_SQL, None
+        if where is not None:
+            dense_sql = filtered(DENSE_EXACT_IDS_TEMPLATE, where.condition)
+            bm25_sql, extra = filtered(BM25_IDS_TEMPLATE, where.condition), where.params
+        dense = asyncio.ensure_future(self._dense_rows(dense_sql, query, depth, include_history, query_vector,
+                                                       since, until, category, extra))
         try:
             # each statement holds a connection for itself only: a search holding one connection while it waits
             # for another would deadlock a pool that every concurrent search has emptied that way
-            sparse = await bm25_rows(self._fetch, self.scope, BM25_IDS_SQL, query, depth, include_history,
-                                     category=category, **period)
+            sparse = await bm25_rows(self._fetch, self.scope, bm25_sql, query, depth, include_history,
+                                     category=category, filter_params=extra, **period)
             ranked = rrf_ranking([[str(row["id"]) for row in sparse], [str(row["id"]) for row in await dense]], k,
                                  weights=[KEYWORD_WEIGHT, DENSE_WEIGHT])
         finally:

@@ -28,13 +28,12 @@ from typing import TYPE_CHECKING, Any
 
 from z0_memory.stores.schema import SEMANTIC_TABLE, search_columns
 from z0_memory.stores.scope import Scope
-from z0_memory.stores.search import RRF_K
+from z0_memory.stores.search import RowFilter, SearchEngine
 from z0_memory.stores.vectors import VectorParam
 
 from z0_memory.errors import ConfigurationError, InvalidKeyError
 from z0_memory.redaction import redact_secrets
-from z0_memory.schemas import validate_segment
-from z0_memory.text import or_tsquery, query_terms
+from z0_memory.schemas import Hit, validate_segment
 from z0_memory.validation import check_value
 
 if TYPE_CHECKING:
@@ -73,18 +72,9 @@ DELETE_SQL = (f"DELETE FROM {SEMANTIC_TABLE} WHERE id = %(id)s AND project = %(p
 # The scope's current items and semantic memories under a namespace prefix, matching a filter, newest first.
 LIST_SQL = (f"SELECT {_ROW_COLUMNS} FROM {SEMANTIC_TABLE} WHERE {_CURRENT} AND {_PREFIX} {{filter}} "
             "ORDER BY created_at DESC, id LIMIT %(limit)s OFFSET %(offset)s")
-# Indexed items under a namespace prefix, ranked as the memory's hybrid search ranks: by cosine similarity and by
-# full-text rank (the query's terms OR-ed), fused by reciprocal rank (``stores.search.RRF_K``); score = the fused
-# score, best first. Exact: the candidates (the scope and category index, then the prefix and filter) are read
-# first, so no HNSW scan can drop filtered rows; a namespace is one user's or one agent's items, not a corpus.
-RANKED_SQL = (f"WITH c AS MATERIALIZED (SELECT {_ROW_COLUMNS}, embedding, content_tsv FROM {SEMANTIC_TABLE} "
-              f"WHERE {_CURRENT} AND {_PREFIX} AND (metadata -> '{META}' ->> 'indexed')::boolean {{filter}}), "
-              "s AS (SELECT *, embedding <=> %(v)s::vector AS distance, CASE WHEN %(terms)s::text IS NULL THEN 0 "
-              "ELSE ts_rank_cd(content_tsv, to_tsquery('english', %(terms)s)) END AS keyword FROM c), "
-              "r AS (SELECT *, row_number() OVER (ORDER BY distance, id) AS dense_rank, "
-              "row_number() OVER (ORDER BY keyword DESC, id) AS keyword_rank FROM s) "
-              "SELECT *, 1.0 / (%(rrf)s + dense_rank) + CASE WHEN keyword > 0 THEN 1.0 / (%(rrf)s + keyword_rank) "
-              "ELSE 0 END AS score FROM r ORDER BY score DESC, id LIMIT %(limit)s OFFSET %(offset)s")
+# The rows a search with a query ranks (:func:`item_filter`): the scope's current, indexed items under a namespace
+# prefix; the search itself is the memory's hybrid search (``stores.search.SearchEngine.hybrid``).
+ITEM_SEARCH_CONDITION = f"fact_key IS NULL AND {_PREFIX} AND (metadata -> '{META}' ->> 'indexed')::boolean"
 NAMESPACES_SQL = (f"SELECT DISTINCT category, metadata -> '{META}' ->> 'ns' AS ns FROM {SEMANTIC_TABLE} "
                   "WHERE project = %(project)s AND user_id = %(user_id)s AND fact_key IS NULL "
                   "AND superseded_at IS NULL")
@@ -268,14 +258,17 @@ async def list_rows(memory: Z0Memory, scope: Scope, rel: Sequence[str], wanted: 
         return await (await conn.execute(sql, params)).fetchall()
 
 
-async def ranked_rows(memory: Z0Memory, scope: Scope, rel: Sequence[str], query: str, wanted: dict[str, Any] | None, *,
-                      limit: int, offset: int) -> list[dict[str, Any]]:
-    """Indexed items under ``rel`` matching ``wanted``, best for ``query`` first (:data:`RANKED_SQL`)."""
-    query = redact_secrets(query)  # no secret to the embedding model
-    vector = await memory.providers.embeddings.aembed_query(query)
-    terms = query_terms(query)
-    params = {**_params(scope, rel, limit, offset), "v": VectorParam(vector),
-              "terms": or_tsquery(terms) if terms else None, "rrf": RRF_K}
-    sql = RANKED_SQL.format(filter=filter_sql(wanted, params))
-    async with memory.db.connection(scope) as conn:
-        return await (await conn.execute(sql, params)).fetchall()
+def item_filter(rel: Sequence[str], wanted: dict[str, Any] | None) -> RowFilter:
+    """The search engine's filter for indexed items under ``rel`` (relative to the project) matching ``wanted``."""
+    params: dict[str, Any] = {"ns": ns_text(rel) if rel else None}
+    condition = ITEM_SEARCH_CONDITION + filter_sql(wanted, params)
+    return RowFilter(condition, params)
+
+
+async def ranked_items(engine: SearchEngine, rel: Sequence[str], query: str, wanted: dict[str, Any] | None, *,
+                       limit: int, offset: int) -> list[Hit]:
+    """Indexed items under ``rel`` matching ``wanted``, best for ``query`` first: the scope's hybrid search over
+    those items only; each hit's ``metadata[META]`` is its item."""
+    hits = await engine.hybrid(query, limit + offset, category=category_of(rel) if rel else None,
+                               where=item_filter(rel, wanted))
+    return hits[offset:offset + limit]

@@ -53,3 +53,36 @@ async def test_every_entry_point_returns_the_first_rounds_ranking(memory):
         assert [round(i.score, 6) for i in items] == [score for _, score in expected], question
         assert [i.key for i in items] == [h.key.rsplit(":", 1)[1] if h.key else h.id  # an item key, as get takes it
                                           for h in (await first_round(acme, question))[:10]]
+
+
+async def test_store_items_are_ranked_by_the_same_hybrid_search(memory):
+    """A query in a namespace of store items runs the memory's hybrid search over those items: when the namespace
+    holds everything the scope has, the ranking and the scores are ``hybrid_search``'s."""
+    store = memory.store("solo")
+    for n, note in enumerate(NOTES):
+        await store.aput(("notes", "team"), f"n{n}", {"text": note})
+    solo = memory.scope("solo")
+    for question in QUESTIONS:
+        expected = await solo.semantic.hybrid_search(question, 5)
+        items = await store.asearch(("notes", "team"), query=question, limit=5)
+        assert [(i.value["text"], round(i.score, 6)) for i in items] == \
+            [(h.content, round(h.score, 6)) for h in expected], question
+        assert [i.key for i in items] == [h.metadata["z0_store"]["key"] for h in expected]
+
+
+async def test_a_namespace_filter_ranks_only_its_items_however_many_memories_the_scope_has(memory):
+    """The namespace and the value filter apply inside both halves of the search (the dense half exactly), so a
+    few items are found among many memories that would outrank them."""
+    store = memory.store("crowd")
+    crowd = memory.scope("crowd")
+    await crowd.semantic.add_many([NewMemory(f"We deploy service {n} on Fly.io in the Frankfurt region.")
+                                   for n in range(200)])
+    await store.aput(("runbooks", "ops"), "deploy", {"text": "How we deploy: Render, from the main branch."})
+    await store.aput(("runbooks", "ops"), "old", {"text": "How we deployed before: Heroku.", "retired": True})
+    await store.aput(("runbooks", "other"), "deploy", {"text": "Deploy on Fly.io in the Frankfurt region."})
+    found = await store.asearch(("runbooks", "ops"), query="where do we deploy on Fly.io in Frankfurt?")
+    assert sorted(i.key for i in found) == ["deploy", "old"]  # not the other namespace's closer match
+    assert [tuple(i.namespace)[-2:] for i in found] == [("runbooks", "ops")] * 2
+    found = await store.asearch(("runbooks", "ops"), query="deploy on Fly.io", filter={"retired": True})
+    assert [i.key for i in found] == ["old"]
+    assert await store.asearch(("runbooks", "ops"), query="deploy", offset=2) == []
