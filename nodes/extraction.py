@@ -255,7 +255,7 @@ async def write_candidates(pm: ProjectMemory, candidates: Sequence[Candidate], r
             continue
         repeat = by_id.get(candidate.same_as) if candidate.same_as is not None else None
         if repeat is not None and repeat.memory_id and not candidate.key:
-            count = await pm.semantic.confirm(repeat.memory_id)
+            count = await pm.semantic.confirm(repeat.memory_id, message_ids)
             outcomes.append(WriteOutcome(action="memory_confirmed", target=repeat.memory_id, content=repeat.content,
                                          confidence=round(candidate.confidence, 3), confirmations=count))
             continue

@@ -186,6 +186,22 @@ class ScopedVectorStore:
         return self._store.as_retriever(search_kwargs=search_kwargs, **kwargs)
 
 
+# A confirmation: the count goes up and the confirming messages are cited, unless the memory cites them all already
+# (then the count is returned unchanged). ``ids``: a JSON array of message ids, possibly empty (always counts).
+CONFIRM_SQL = f"""
+UPDATE {SEMANTIC_TABLE} SET
+    metadata = CASE WHEN %(ids)s::jsonb <> '[]'::jsonb AND coalesce(source_ids, '[]')::jsonb @> %(ids)s::jsonb
+                    THEN metadata
+                    ELSE (coalesce(metadata::jsonb, '{{}}'::jsonb) || jsonb_build_object('confirmations',
+                          coalesce((metadata::jsonb ->> 'confirmations')::int, 1) + 1))::json END,
+    source_ids = (coalesce(source_ids, '[]')::jsonb || (SELECT coalesce(jsonb_agg(i), '[]'::jsonb)
+                  FROM jsonb_array_elements(%(ids)s::jsonb) AS i
+                  WHERE NOT coalesce(source_ids, '[]')::jsonb @> jsonb_build_array(i)))::text
+WHERE id = %(id)s AND project = %(project)s AND user_id = %(user_id)s
+RETURNING coalesce((metadata::jsonb ->> 'confirmations')::int, 1) AS n
+"""
+
+
 class SemanticStore:
     """Semantic memory of one scope."""
 
@@ -272,7 +288,7 @@ class SemanticStore:
                                [f"z0memory|{self.scope.project}|{self.scope.user_id}"])
             for hit in await self.search_engine.bm25(memory.content, candidates, conn=conn):
                 if same(hit):
-                    await self._confirm(conn, hit.id)
+                    await self._confirm(conn, hit.id, memory.source_ids)
                     return "confirmed", hit.id, hit.content
             row_id = await insert_row(conn, self.scope, memory, vector)
         return "added", row_id, memory.content
@@ -337,19 +353,16 @@ class SemanticStore:
             )
             return cur.rowcount > 0
 
-    async def confirm(self, memory_id: str) -> int:
-        """Record that a memory was said again; returns its confirmation count (0 if it is not in this scope)."""
+    async def confirm(self, memory_id: str, message_ids: Sequence[str] = ()) -> int:
+        """Record that a memory was said again, by ``message_ids`` (cited from now on); returns its confirmation
+        count (0 if it is not in this scope). Each statement counts once: messages the memory already cites (a turn
+        extracted again after its writes failed half way) confirm it without counting."""
         async with self.db.connection(self.scope) as conn:
-            return await self._confirm(conn, memory_id)
+            return await self._confirm(conn, memory_id, message_ids)
 
-    async def _confirm(self, conn: psycopg.AsyncConnection, memory_id: str) -> int:
-        row = await (await conn.execute(
-            f"UPDATE {SEMANTIC_TABLE} SET metadata = (coalesce(metadata::jsonb, '{{}}'::jsonb) || "
-            "jsonb_build_object('confirmations', coalesce((metadata::jsonb ->> 'confirmations')::int, 1) + 1))::json "
-            "WHERE id = %(id)s AND project = %(project)s AND user_id = %(user_id)s "
-            "RETURNING (metadata::jsonb ->> 'confirmations')::int AS n",
-            {**self.scope.params, "id": str(memory_id)},
-        )).fetchone()
+    async def _confirm(self, conn: psycopg.AsyncConnection, memory_id: str, message_ids: Sequence[str] = ()) -> int:
+        row = await (await conn.execute(CONFIRM_SQL, {**self.scope.params, "id": str(memory_id),
+                                                      "ids": json.dumps(list(message_ids))})).fetchone()
         return int(row["n"]) if row else 0
 
     async def delete(self, memory_ids: Sequence[str]) -> int:

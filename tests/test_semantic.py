@@ -263,3 +263,27 @@ async def test_the_scopes_langchain_vectorstore_and_retriever(memory):
     retrieved = await view.as_retriever(search_kwargs={"k": 2}).ainvoke("where is the service hosted?")
     assert len(retrieved) == 2 and all(d.metadata["project"] == "acme" for d in retrieved)
     assert "Fly.io" in retrieved[0].page_content
+
+
+async def test_a_confirmation_counts_each_statement_once_and_cites_it(memory):
+    """Said again by new messages: counted, and those messages cited; by messages it already cites (a turn
+    extracted again after its writes failed half way): not counted twice."""
+    acme = memory.scope("acme")
+    rec = await acme.semantic.add("Deploys happen on Tuesdays after the standup", source_ids=["m1"])
+    assert await acme.semantic.confirm(rec.id, ["m1"]) == 1  # the statement it came from
+    assert await acme.semantic.confirm(rec.id, ["m4"]) == 2
+    assert await acme.semantic.confirm(rec.id, ["m4"]) == 2  # the same turn again
+    assert await acme.semantic.confirm(rec.id, ["m1", "m9"]) == 3  # one new message is a new statement
+    assert (await acme.semantic.get(rec.id)).source_ids == ["m1", "m4", "m9"]
+    assert await acme.semantic.confirm(rec.id) == 4  # no messages named: counted
+    assert await memory.scope("other").semantic.confirm(rec.id, ["m5"]) == 0  # another scope's memory
+
+
+async def test_add_or_confirm_of_the_same_statement_twice_adds_once_and_counts_once(memory):
+    acme = memory.scope("acme")
+    said = NewMemory("Feature flags live in LaunchDarkly, not in env vars", source_ids=["m2"])
+    first = await acme.semantic.add_or_confirm(said, lambda hit: True)
+    again = await acme.semantic.add_or_confirm(said, lambda hit: True)
+    assert first[0] == "added" and again[:2] == ("confirmed", first[1])
+    got = await acme.semantic.get(first[1])
+    assert got.metadata.get("confirmations", 1) == 1 and got.source_ids == ["m2"]

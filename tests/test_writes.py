@@ -25,8 +25,8 @@ def cache(value: str = "Redis", conf: float = 0.9, *, hedged: bool = False, conf
                      source_message_ids=list(ids), rationale=rationale)
 
 
-def note(content: str, conf: float = 0.85) -> Candidate:
-    return Candidate(kind="preference", content=content, confidence=conf)
+def note(content: str, conf: float = 0.85, *, ids: tuple[str, ...] = ("m1",)) -> Candidate:
+    return Candidate(kind="preference", content=content, confidence=conf, source_message_ids=list(ids))
 
 
 async def gate(pm, candidate: Candidate, threshold: float = 0.7, **kw):
@@ -111,10 +111,13 @@ async def test_same_fact_twice_is_one_fact_confirmed(memory):
 async def test_same_memory_twice_is_one_row_confirmed(memory):
     pm = memory.scope("acme")
     first = await gate(pm, note("Alice prefers small pull requests with one reviewer"))
-    again = await gate(pm, note("Alice prefers small pull requests with one reviewer."))
+    again = await gate(pm, note("Alice prefers small pull requests with one reviewer.", ids=("m2",)))
     assert (first.action, again.action) == ("memory_added", "memory_confirmed") and again.target == first.target
     [row] = await pm.semantic.list()
-    assert row.metadata["confirmations"] == 2
+    assert row.metadata["confirmations"] == 2 and row.source_ids == ["m1", "m2"]
+    retried = await gate(pm, note("Alice prefers small pull requests with one reviewer.", ids=("m2",)))
+    assert (retried.action, retried.target) == ("memory_confirmed", first.target)  # the same turn again: once
+    assert (await pm.semantic.list())[0].metadata["confirmations"] == 2
 
 
 async def test_contradiction_supersedes_and_keeps_history_and_rationale(memory):
@@ -159,7 +162,7 @@ async def test_every_write_records_provenance(memory):
     pm = memory.scope("acme")
     prov = Provenance(thread_id="thread-7", message_ids=["h1", "a1"], extractor="llm/test")
     await gate_and_write(pm, cache(ids=()), prov, threshold=0.7)
-    await gate_and_write(pm, note("Bob prefers Vim keybindings in every editor", 0.8), prov, threshold=0.7)
+    await gate_and_write(pm, note("Bob prefers Vim keybindings in every editor", 0.8, ids=()), prov, threshold=0.7)
     await gate_and_write(pm, cache("Valkey", 0.3, hedged=True, ids=()), prov, threshold=0.7)
     fact = await pm.facts.get("acme:database:cache")
     assert (fact.provenance.thread_id, fact.provenance.message_ids, fact.provenance.extractor,
