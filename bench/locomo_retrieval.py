@@ -107,6 +107,7 @@ TUNABLES: tuple[Tunable, ...] = (
     # a method: the first round of a compound question also searches its parts (rewriter.sub_queries), each part
     # weighing as the question's own recipe ("equal") or all parts together as one ("shared")
     Tunable("retrieval.DECOMPOSE", "z0_memory.nodes.retrieval", "DECOMPOSE", ("off", "equal", "shared")),
+    Tunable("rewriter.PARTS_AS_ROUNDS", "z0_memory.offline.rewriter", "PARTS_AS_ROUNDS", ("off", "on")),
 )
 
 

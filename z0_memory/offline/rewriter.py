@@ -50,6 +50,8 @@ from z0_memory.text import STOPWORDS, contains_cjk, content_terms, stem, tokens
 # Step 0 (chaining): "off", "relational" or "any". Off: neither mode is evidence of a gain under the folds protocol
 # (bench/README.md, "Chaining", issue 21).
 CHAIN_HOPS = "off"
+# Decomposition as rounds ("on"): a compound question's parts (sub_queries) are the first rewrites, one a round.
+PARTS_AS_ROUNDS = "off"
 PRF_HITS = 5
 PRF_TERMS = 3
 PRF_MIN_TF = 2
@@ -229,6 +231,9 @@ def _candidates(
 ) -> Iterator[tuple[str, str]]:
     if CHAIN_HOPS == "any" or (CHAIN_HOPS == "relational" and needs_chain(question)):
         yield from _chain_queries(qa, hits, queries_tried)
+    if PARTS_AS_ROUNDS == "on":
+        for part in sub_queries(question):
+            yield part, "a part of the compound question"
     if verdict.next_query:
         yield verdict.next_query, "the judge's proposal"
     multi = qa.is_list or qa.is_compare
