@@ -104,10 +104,6 @@ TUNABLES: tuple[Tunable, ...] = (
     # a method, not a constant: the rewriter's chaining step (second hop through a name the hits gave): off, for
     # relational questions only, or for every question the judge left unanswered
     Tunable("rewriter.CHAIN_HOPS", "z0_memory.offline.rewriter", "CHAIN_HOPS", ("off", "relational", "any")),
-    # a method: the first round of a compound question also searches its parts (rewriter.sub_queries), each part
-    # weighing as the question's own recipe ("equal") or all parts together as one ("shared")
-    Tunable("retrieval.DECOMPOSE", "z0_memory.nodes.retrieval", "DECOMPOSE", ("off", "equal", "shared")),
-    Tunable("rewriter.PARTS_AS_ROUNDS", "z0_memory.offline.rewriter", "PARTS_AS_ROUNDS", ("off", "on")),
 )
 
 

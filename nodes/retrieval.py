@@ -40,7 +40,6 @@ from z0_memory.offline.judge import analyze_question
 from z0_memory.offline.judge import judge as offline_judge
 from z0_memory.offline.rerank import rerank as offline_rerank
 from z0_memory.offline.rewriter import rewrite as offline_rewrite
-from z0_memory.offline.rewriter import sub_queries
 from z0_memory.offline.router import route as offline_route
 from z0_memory.prompts import JUDGE_SYSTEM, JUDGE_USER
 from z0_memory.rendering import render_evidence
@@ -59,10 +58,6 @@ MEMORIES_KEPT = 30  # the ranked evidence a round hands on (at least 3 x top_k);
 PERIOD_STRATEGY = "hybrid"
 PERIOD_PAD_DAYS = 7.0
 KEYWORD_RECIPE = "keyword"  # what a round runs instead of a recipe whose embedding call failed
-# The first round of a compound question also searches its parts (``rewriter.sub_queries``), fused into the round:
-# "off"; "equal" (each part weighs as the question's own recipes); "shared" (the parts share one recipe's weight).
-DECOMPOSE = "off"
-PART_STRATEGY = "hybrid"
 
 
 QUESTION_MAX_CHARS = 4000  # a pasted log is a message, not a query: the loop searches by its beginning
@@ -132,14 +127,7 @@ async def run_round(pm: ProjectMemory, state: RetrievalState, top_k: int) -> Ret
         per_strategy.append(await _recipe_or_keywords(pm, PERIOD_STRATEGY,
                                                       replace(req, since=period.start, until=period.end), errors))
         names.append(f"{PERIOD_STRATEGY}@period")
-    weights = [1.0] * len(per_strategy)
-    parts = sub_queries(state["question"]) if DECOMPOSE != "off" and not state.get("round") else []
-    for part in parts:  # a compound question's parts, each searched on its own words (round 1 only)
-        per_strategy.append(await _recipe_or_keywords(pm, PART_STRATEGY, replace(req, query=part), errors))
-        names.append(f"{PART_STRATEGY}@part")
-        weights.append(1.0 if DECOMPOSE == "equal" else 1.0 / len(parts))
-    round_hits = per_strategy[0] if len(per_strategy) == 1 else rrf_fuse(per_strategy, req.k, "+".join(names),
-                                                                         weights=weights)
+    round_hits = per_strategy[0] if len(per_strategy) == 1 else rrf_fuse(per_strategy, req.k, "+".join(names))
     round_hits = await pm.semantic.search_engine.neighbors(round_hits, include_history=req.include_history)
     rounds = [*state.get("round_hits", []), round_hits]
     keep = max(top_k * 3, MEMORIES_KEPT)

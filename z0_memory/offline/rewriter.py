@@ -50,8 +50,6 @@ from z0_memory.text import STOPWORDS, contains_cjk, content_terms, stem, tokens
 # Step 0 (chaining): "off", "relational" or "any". Off: neither mode is evidence of a gain under the folds protocol
 # (bench/README.md, "Chaining", issue 21).
 CHAIN_HOPS = "off"
-# Decomposition as rounds ("on"): a compound question's parts (sub_queries) are the first rewrites, one a round.
-PARTS_AS_ROUNDS = "off"
 PRF_HITS = 5
 PRF_TERMS = 3
 PRF_MIN_TF = 2
@@ -231,9 +229,6 @@ def _candidates(
 ) -> Iterator[tuple[str, str]]:
     if CHAIN_HOPS == "any" or (CHAIN_HOPS == "relational" and needs_chain(question)):
         yield from _chain_queries(qa, hits, queries_tried)
-    if PARTS_AS_ROUNDS == "on":
-        for part in sub_queries(question):
-            yield part, "a part of the compound question"
     if verdict.next_query:
         yield verdict.next_query, "the judge's proposal"
     multi = qa.is_list or qa.is_compare
@@ -251,61 +246,6 @@ def _candidates(
     if focus and qa.entities:
         yield _join(focus), "the focus terms without the entity names"
     yield from _entity_queries(qa)
-
-
-# Decomposition (the loop's first round, ``nodes.retrieval.DECOMPOSE``): a question about several named people or
-# things joined by "and" ("What do Jon and Gina both have in common?") or made of two questions joined by a
-# conjunction before a question word ("What schools did John play in and how many years was he with his team?") is also searched part by
-# part, so that the evidence of each part can reach the round's list on its own words.
-_COORDINATOR = r"(?:\s*,\s*(?:and\s+)?|\s+(?:and|&)\s+|\s*[和与跟及、]\s*)"
-_SECOND_QUESTION = re.compile(
-    r"(?:,\s*|\s+)(?:and|or|but)\s+(?=(?:what|when|where|who|whom|whose|why|how|which)\b)", re.IGNORECASE)
-
-
-def coordinated_entities(question: str, qa: QuestionAnalysis) -> list[str]:
-    """The question's entities that stand in one coordination ("Jon and Gina", "Caroline, Melanie and Mel",
-    "Nate和Joanna"), in order; empty when none does."""
-    entities = sorted(qa.entities, key=len, reverse=True)
-    if len(entities) < 2:
-        return []
-    alternation = "|".join(re.escape(e) for e in entities)
-    run = re.compile(rf"(?<![\w'’])(?:{alternation})(?:['’]s)?(?:{_COORDINATOR}(?:both\s+)?(?:{alternation}))+")
-    best: list[str] = []
-    for match in run.finditer(question):
-        names = [e for e in dict.fromkeys(re.findall(alternation, match.group(0))) if e]
-        if len(names) > len(best):
-            best = names
-    return best if len(best) >= 2 else []
-
-
-def sub_queries(question: str) -> list[str]:
-    """The parts of a compound question as queries, or ``[]`` when it is not one (see the comment above).
-
-    * coordinated entities: one query per entity, with the question's other entities and its focus terms;
-    * two questions joined by a conjunction (", and how many ...", "or what ..."): one query per clause, its own
-      content terms with the question's entities it does not name. Each clause must have a content term of its
-      own ("... and why?" adds none: no split).
-    No constant: the parts are the question's own words, regrouped.
-    """
-    qa = analyze_question(question)
-    focus = _focus_words(qa)
-    parts: list[str] = []
-    coordinated = coordinated_entities(question, qa)
-    if coordinated:
-        others = [e for e in qa.entities if e not in coordinated]
-        parts = [_join([entity, *others, *focus]) for entity in coordinated]
-    else:
-        clauses = [c for c in _SECOND_QUESTION.split(question) if c.strip()]
-        if len(clauses) >= 2:
-            entity_stems = qa.entity_stems
-            for clause in clauses:
-                own = [t for t in content_terms(clause) if stem(t) not in entity_stems and stem(t) in qa.stems]
-                if not own:
-                    return []
-                named = [e for e in qa.entities if e.casefold() in clause.casefold()]
-                parts.append(_join([*named, *[e for e in qa.entities if e not in named], *own]))
-    parts = list(dict.fromkeys(p for p in parts if p and norm_query(p) != norm_query(question)))
-    return parts if len(parts) >= 2 else []
 
 
 def last_resort(question: str, queries_tried: Sequence[str]) -> str:
