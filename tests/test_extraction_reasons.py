@@ -129,3 +129,42 @@ def test_a_framework_chosen_over_a_rival() -> None:
     got = backend(run("Javalin, not Spring Boot."))
     assert (got.value, got.hedged) == ("Javalin", False)
     assert backend(run("ok decided: Sinatra instead of Hanami.")).value == "Sinatra"
+
+
+# Smaller readings found on outside-written text (dev batch d), in sentences of our own ---------------------------
+
+
+def test_a_refusal_is_never_stored_even_as_a_reply() -> None:
+    got = extract_candidates([TurnMessage("assistant", "Shall we add Kafka for the events?", "a0"),
+                              TurnMessage("user", "no, no Kafka. overkill for two services.", "u1")], project=P)
+    assert all(c.value != "Kafka" for c in got)
+
+
+def test_a_past_consideration_is_no_hedge_and_users_are_no_value() -> None:
+    got = run("后端用 Rust + Axum，之前考虑过 Rocket，但是太重了就没用。")
+    assert all(not c.hedged and c.value != "Rocket" for c in got)
+    oss = run("用腾讯云 COS，用户都在华南。")
+    assert all("户" not in (c.value or "") for c in oss)
+
+
+def test_owners_named_after_an_opener_and_no_pronoun_owner() -> None:
+    got = {c.key: c.value for c in run("对了，另外前端负责人是小林。")}
+    assert got == {f"{P}:people:frontend_owner": "小林"}
+    assert run("后端我来负责。") == []
+
+
+def test_we_decided_that_refers_to_the_choice_before_it() -> None:
+    got = run("Backend is Hapi, we decided that last week because the team knows it.")
+    assert [(c.key, c.value, c.rationale) for c in got] == [(BACKEND, "Hapi", "the team knows it")]
+    assert any(c.key is None for c in run("We decided that every table gets a created_at column."))
+
+
+def test_a_repeat_without_the_version_is_the_same_fact() -> None:
+    held_go = (ExistingMemory(1, "language: Go 1.22", f"{P}:stack:language", "Go 1.22"),)
+    (got,) = run("Go is the language, just restating it.", existing=held_go)
+    assert (got.value, got.same_as, got.supersedes) == ("Go 1.22", 1, [])
+
+
+def test_a_slot_named_before_leaning_is_the_topic_not_a_person() -> None:
+    (got,) = run("队列倾向 NATS，但还没最终定。")
+    assert (got.key, got.value, got.hedged) == (f"{P}:stack:queue", "NATS", True)

@@ -191,7 +191,7 @@ _OPEN_VALUE = re.compile(
     r"(?:(?:我们)?自研的|自己的|一个叫|叫)?\s*"
     r"(?P<vz>[A-Za-z][\w.+#/-]*(?:[ \t]+[A-Za-z][\w.+#/-]*){0,2})"
     # a Chinese product name after 用 / 用的是, up to the clause's end ("缺陷管理用禅道，", "聚合用的是 快递100")
-    r"|(?:用的是|选的是|(?<![不别没])用|采用|选用|改用|换成)\s*(?P<vzh>[\u4e00-\u9fff][\u4e00-\u9fffA-Za-z0-9]{1,5})"
+    r"|(?:用的是|选的是|(?<![不别没])用(?!户)|采用|选用|改用|换成)\s*(?P<vzh>[\u4e00-\u9fff][\u4e00-\u9fffA-Za-z0-9]{1,5})"
     r"(?=\s*(?:[，,。.;；！!]|$))"
 )
 # Chinese words a 用 may be followed by that are not a product's name
@@ -234,8 +234,9 @@ def _reslot(value: Found, known: Found, named: set) -> Found:
     """A longer name built on a known value ("Laravel Sanctum", "Spring Security") is another product: when the
     clause names one slot, and not the known value's, the longer name is that slot's value ("Laravel Sanctum for
     auth"); "Upstash Redis as a cache" stays where Redis is."""
-    if value.value == known.value or len(named) != 1 or known.slot in named:
-        return value
+    added = value.value.replace(known.value, " ")
+    if not re.search(r"[A-Za-z]", added) or len(named) != 1 or known.slot in named:
+        return value  # "Postgres 16": a version, not another product
     return Found(value.start, value.end, value.value, next(iter(named)))
 
 

@@ -134,7 +134,7 @@ def _analyse_message(text: str, ignored: list[str],
 
 # "no, not Celery.", "not the built-in unittest runner", "不用 Jest", "别推荐 Feast": a value the message refuses
 _REFUSED = re.compile(
-    r"(?:^|[.!?。！？,，;；]\s*)(?:(?i:no|nah|nope)[,，\s]+)?(?i:not|never)\s+(?:(?i:the|a|an)\s+)?"
+    r"(?:^|[.!?。！？,，;；]\s*)(?:(?i:no|nah|nope)[,，\s]+)?(?i:not|never|no)\s+(?:(?i:the|a|an)\s+)?"
     r"(?P<v>[A-Za-z][\w.+#/&-]*)(?=\s*(?:[.!?。！？,，;；]|$))"
     r"|(?:不用|不要|别用|别推荐|不考虑|不选|不上)\s*(?P<vz>[A-Za-z][\w.+#/&-]*)")
 
@@ -153,7 +153,8 @@ def _link(
     if key is None:
         return _link_keyless(s, existing, project), [], s.confirms
     same_key = [m for m in existing if m.key == key]
-    stored_same = [m for m in same_key if not m.pending and norm_value(m.value) == norm_value(s.value)]
+    stored_same = [m for m in same_key if not m.pending and (norm_value(m.value) == norm_value(s.value)
+                                                             or _unversioned(s.value, m.value))]
     if stored_same:
         return max(m.local_id for m in stored_same), [], s.confirms
     if s.hedged:
@@ -169,6 +170,12 @@ def _link(
         supersedes += [m.local_id for m in existing if m.key is None and _names(m.content, s.old_value)
                        and m.local_id not in supersedes]
     return None, sorted(supersedes), s.confirms or bool(pending_same)
+
+
+def _unversioned(value: str | None, held: str | None) -> bool:
+    """"Go" said of a project that holds "Go 1.22": the same choice, its version left unsaid."""
+    bare = re.sub(r"\s*v?\d+(?:\.\d+)*$", "", held or "")
+    return bool(value) and not re.search(r"\d", value or "") and bare != (held or "") and norm_value(bare) == norm_value(value)
 
 
 def _names(content: str, value: str) -> bool:
@@ -212,6 +219,9 @@ def _candidate(s: Statement, project: str, existing: Sequence[ExistingMemory], i
         return None
     same_as, supersedes, confirms = _link(s, key, existing, project)
     value = s.value
+    held = next((m for m in existing if m.local_id == same_as and m.key == key and m.value), None)
+    if held is not None and value and _unversioned(value, held.value):
+        value = held.value  # a repeat of "Go 1.22" without its version is that fact, not a change
     if confirms and key and value and not s.hedged:
         # "R2 is approved" confirms the pending "Cloudflare R2": the pending item's spelling, so the store finds it
         waiting = [m for m in existing if m.pending and m.key == key and m.value
@@ -315,8 +325,10 @@ def extract_candidates(
         if not statements and not accepted:
             statements = short_answer(message.text, state.previous_assistant)
         if not any(s.slot is not None or s.entity_override for s in statements[:1]):
+            refused = refused_values(message.text)  # "no, no Redis. overkill for now." leads with no answer
             lead = [s for s in leading_answer(message.text, state.previous_assistant)
-                    if not any(norm_value(o.value) == norm_value(s.value) for o in statements)]
+                    if not any(norm_value(o.value) == norm_value(s.value) for o in statements)
+                    and norm_value(s.value) not in refused]
             statements = [*lead, *statements]
         slot = topic_slot(state.previous_assistant)
         for s in statements:  # "Let's go with Hummingbird." after "Which backend framework?": the topic names the key

@@ -26,7 +26,7 @@ HEDGE = re.compile(
     r"(?:can|could) we (?:just |maybe |also |still )?(?:use|try|go with|switch to|move to|adopt)|"
     r"i'?d (?:probably |personally |honestly )?(?:go with|pick|choose|use|lean|vote for|prefer)|"
     r"i would (?:probably |personally )?(?:go with|pick|choose|use|vote for))\b"
-    r"|也许|或许|可能|说不定|试试|试一下|要不要|要不|考虑(?!到)|不确定|不一定|是不是可以|能不能|看看|评估一下|怎么样|如何|"
+    r"|也许|或许|可能|说不定|试试|试一下|要不要|要不|考虑(?![到过])|不确定|不一定|是不是可以|能不能|看看|评估一下|怎么样|如何|"
     r"行不行|好不好|倾向于?|待定|再看|还没想好|没想好|还没定|还没决定|先不定|再说吧?|还在纠结|拿不准"
     r"|\b(?:not (?:yet )?(?:sure|decided|settled)|haven'?t (?:yet )?decided|have not (?:yet )?decided|"
     r"still (?:deciding|undecided|figuring)|not (?:yet )?certain|up in the air|tbd|to be decided|likely|"

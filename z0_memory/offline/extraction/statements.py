@@ -199,7 +199,7 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
                 s.weak = True
         out.extend(found)
         unread = [] if found else [*unread, clause]
-    if why is None and out and unread and not out[-1].hedged:
+    if why is None and out and unread and not out[-1].hedged and out[-1].slot is not None and out[-1].kind != "preference":
         why = explanation("，".join(unread) if contains_cjk(body) else ", ".join(unread))  # "X，beego 太重了"
     if why and out:
         # the reason explains the sentence's choice: "X, not Y, because Z" is X because Z
@@ -293,6 +293,8 @@ def _person(match: re.Match[str]) -> str | None:
         return None  # "部署我倾向于 ...": the topic, then the speaker
     if who.lower() in ("we", "我们", "everyone", "everybody", "the team", "大家", "团队") or who.endswith("我们"):
         return "team"
+    if who and any(p.start == 0 and p.end == len(who) for p in find_phrases(who)):
+        return "__invalid__"  # "ORM 倾向 TypeORM": a slot named as the topic, not a person
     if who in ("他", "她"):
         return "__invalid__"  # a pronoun the clause alone cannot resolve
     if who.lower() in NOT_A_NAME or re.search(r"[的了是在就都也还用说]", who):
@@ -357,9 +359,16 @@ def _substantive(clause: str) -> bool:
     return len(terms) >= 2 and not re.search(r"\b(?:this|that|it|these|those)\b\s*[.!]?$", clause, re.I)
 
 
+_DECIDED_IT = re.compile(r"\bdecided (?:that|this|it|on (?:that|this|it))(?=\s*(?:[,.;!]|$|last|yesterday|earlier|already|"
+                         r"a while|together|before|after|back)\b|\s*[,.;!]|\s*$)|(?:这个|这事|这件事)(?:是)?(?:上周|之前|早就|已经)?"
+                         r"(?:就)?决定(?:好)?了", re.I)
+
+
 def _keyless(clause: str, mode: Mode, sentence: str) -> list[Statement]:
     """A statement with no slot: strong decisions ("we decided ..."), a value no slot names bound by a decision verb
     ("we'll use Zod for validation"; open vocabulary) and conventions ("we never ...")."""
+    if mode == "decision" and _DECIDED_IT.search(clause):
+        return []  # "Backend is FastAPI, we decided that last week": the clause before is the decision
     if mode == "decision" and STRONG_DECISION.search(clause) and _substantive(clause):
         return [Statement(kind="decision", slot=None, value=None, confidence=CONF_DECISION, text=sentence)]
     named = [v for v in open_values(clause) if not is_rejected(clause, v)]
