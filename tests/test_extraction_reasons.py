@@ -168,3 +168,15 @@ def test_a_repeat_without_the_version_is_the_same_fact() -> None:
 def test_a_slot_named_before_leaning_is_the_topic_not_a_person() -> None:
     (got,) = run("队列倾向 NATS，但还没最终定。")
     assert (got.key, got.value, got.hedged) == (f"{P}:stack:queue", "NATS", True)
+
+
+def test_a_reason_said_before_the_choice_and_more_cues() -> None:
+    zh = backend(run("因为团队都写 Python。后端选 Sanic。"))
+    assert (zh.value, zh.rationale) == ("Sanic", "团队都写 Python")
+    en = backend(run("Because every handler is async. We'll use Quart."))
+    assert (en.value, en.rationale) == ("Quart", "every handler is async")
+    assert backend(run("We picked Symfony for its long-term support releases.")).rationale == \
+        "its long-term support releases"
+    assert backend(run("Going with Hapi. What sold us was the plugin isolation.")).rationale == "the plugin isolation"
+    assert "protobuf" in backend(run("后端选 Kratos，看中它的 protobuf 工作流。")).rationale
+    assert backend(run("Starting a new project. We'll use Quart.")).rationale is None  # no cue: not a reason ahead

@@ -90,6 +90,7 @@ def _analyse_message(text: str, ignored: list[str],
     stated: list[Statement] = list(before)  # the last sentence that stated something ("Flask is out." states nothing)
     adjacent: list[Statement] = list(before)  # the sentence just before, when it stated something
     previous_text = ""
+    ahead: str | None = None  # a reason said before any choice ("因为接口都是异步的。后端选 FastAPI。")
     for sentence in split_sentences(clean):
         sentence = _without_requests(_without_instructions(REMEMBER.sub("", sentence.strip()), ignored))
         why = reasons.cued_reason(sentence)
@@ -99,6 +100,9 @@ def _analyse_message(text: str, ignored: list[str],
             for s in stated:  # the reason for the last statement before it, not a statement of its own
                 s.rationale = s.rationale or why
             previous, stated, adjacent, previous_text = [], [], [], sentence
+            continue
+        if why and not stated and not statements and reasons.explanation(sentence) and not analyse_sentence(sentence)[0]:
+            ahead, previous_text = why, sentence  # kept for the choice the next sentence states
             continue
         found, bare = analyse_sentence(sentence)
         if not found and previous_text:
@@ -116,6 +120,9 @@ def _analyse_message(text: str, ignored: list[str],
                 previous, stated, adjacent, previous_text = [], [], [], sentence
                 continue
         found = hedges.alternatives(found)
+        if ahead and found:
+            reasons.give(found, ahead)
+        ahead = None
         if found and not previous and previous_text and SO_SENTENCE.match(sentence):
             for s in found:
                 s.rationale = s.rationale or previous_text.strip(" .。!！")

@@ -257,8 +257,9 @@ NOT_A_NAME = frozenset(
     "yes no ok okay maybe perhaps hmm please let lets all every our fair great sure thanks hi hello hey".split()
 )
 RATIONALE = re.compile(
-    r"\b(?:because|since|due to|given that|so that|as it|as they|as we)\b\s*(?P<why>.+)$"
-    r"|(?:因为|由于|原因是|毕竟|为了|考虑到)\s*(?P<why_zh>.+)$",
+    r"(?:\b(?:because|since|due to|given that|so that|as it|as they|as we)\b|\bfor (?=(?:its|their)\b)|(?<=[,\s])(?:'cause|cuz|coz|"
+    r"b/c)\b)\s*(?P<why>.+)$"
+    r"|(?:因为|由于|原因是|毕竟|为了|考虑到|看中(?:的是|了)?(?:它的)?)\s*(?P<why_zh>.+)$",
     re.I | re.S,
 )
 # A sentence that is the reason for the one before it ("We'll use Hono. Because the edge runtime matters.")
@@ -268,6 +269,8 @@ REASON_SENTENCE = re.compile(
     r"(?:the |our |my )?(?:main |only |real |big(?:gest)? |key )?(?:reason|rationale|why)s?(?: (?:is|are|was|being|here))?"
     r"(?: (?:simple|easy))?\s*[:：]|the (?:main |only |real |big(?:gest)? |key )?reasons? (?:is|was|being)|"
     r"(?:the )?main (?:thing|point|driver|win|draw|selling point)s? (?:is|was|being|here is)?|"
+    r"what sold (?:us|me|the team)(?: on it)? (?:was|is)|the deciding factor (?:was|is)|"
+    r"the (?:big(?:gest)? |main |real )?(?:win|draw|plus|advantage|upside) (?:is|was)|看中(?:的是|了)?(?:它的)?|"
     r"主要是因为|主要因为|主要是考虑到?|主要是|主要考虑|最主要的是|因为|由于|原因是|原因[:：]|理由是|理由[:：]|为了|考虑到|毕竟)"
     r"[\s,，:：]*",
     re.I,
