@@ -180,3 +180,11 @@ def test_a_reason_said_before_the_choice_and_more_cues() -> None:
     assert backend(run("Going with Hapi. What sold us was the plugin isolation.")).rationale == "the plugin isolation"
     assert "protobuf" in backend(run("后端选 Kratos，看中它的 protobuf 工作流。")).rationale
     assert backend(run("Starting a new project. We'll use Quart.")).rationale is None  # no cue: not a reason ahead
+
+
+def test_people_who_joined_took_over_or_are_named_in_the_sentence_before() -> None:
+    assert {c.key: c.value for c in run("Ravi joined as tech lead last week.")} == {f"{P}:people:tech_lead": "Ravi"}
+    assert {c.key: c.value for c in run("Noor took over the backend this sprint.")} == \
+        {f"{P}:people:backend_owner": "Noor"}
+    got = {c.key: c.value for c in run("Mina sent the new mockups; she's our designer now.")}
+    assert got == {f"{P}:people:designer": "Mina"}

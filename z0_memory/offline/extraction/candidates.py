@@ -36,7 +36,7 @@ from z0_memory.offline.extraction.model import (
     TurnMessage,
 )
 from z0_memory.offline.extraction.speech_acts import asserted_statements
-from z0_memory.offline.extraction.statements import Acceptance, analyse_sentence
+from z0_memory.offline.extraction.statements import Acceptance, analyse_sentence, resolve_pronoun
 from z0_memory.offline.extraction.unknown_slots import own_name_slot, unknown_slot
 from z0_memory.offline.extraction.vocabulary import (
     find_phrases,
@@ -104,6 +104,8 @@ def _analyse_message(text: str, ignored: list[str],
         if why and not stated and not statements and reasons.explanation(sentence) and not analyse_sentence(sentence)[0]:
             ahead, previous_text = why, sentence  # kept for the choice the next sentence states
             continue
+        if previous_text:  # "Laura finalized the mockups; she's our designer": she is Laura
+            sentence = resolve_pronoun(sentence, previous_text)
         found, bare = analyse_sentence(sentence)
         if not found and previous_text:
             found = hedges.pronoun_hedge(sentence, previous_text)

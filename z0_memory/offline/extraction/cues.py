@@ -236,14 +236,17 @@ _NOT_FILLER = (r"(?!(?:Also|And|But|So|Oh|Ok|Okay|Then|Now|Our|The|Btw|Plus|Yes|
 OWNER = re.compile(
     rf"(?P<who>(?<!\w){_NOT_FILLER}[A-Z][a-zà-ÿ]{{1,20}}(?:\s+[A-Z][a-zà-ÿ]{{1,20}})?\b)\s+(?:now\s+|also\s+)?(?:owns|will own|handles|will handle|leads|will lead|"
     r"maintains|is responsible for|is in charge of|takes care of|runs|is (?:leading|handling|running|managing|"
-    r"taking care of|looking after)|looks after|manages|will manage|will run|will take care of)\s+"
+    r"taking care of|looking after)|looks after|manages|will manage|will run|will take care of|"
+    r"took over|takes over|has taken over|is taking over|will take over)\s+"
     r"(?:the\s+|our\s+|all (?:the |of the |our )?)?(?P<area>[\w\s./-]{2,40})"
     r"|(?P<who_zh>[\u4e00-\u9fff]{2,3}?|[A-Za-z]{2,20})\s*(?:现在|也|来)?负责(?!人)\s*(?P<area_zh>[\w\u4e00-\u9fff ]{1,12})"
     r"|(?P<area_zh2>[\w\u4e00-\u9fff]{1,8})(?:那边|这边|这块|的话|方面|部分)?(?:由|是|归)?"
     r"(?P<who_zh2>[\u4e00-\u9fff]{2,3}?|[A-Z][a-z]+)\s*(?:来)?负责(?=[。，,！!；;]|$)",
 )
 ROLE_STATEMENT = re.compile(
-    rf"(?P<who>\b{_NOT_FILLER}[A-Z][a-z]{{1,20}}(?:\s+[A-Z][a-z]{{1,20}})?\b)\s+is\s+(?:(?:our|the|now the|now our|now)\s+)?(?:new\s+)?"
+    rf"(?P<who>\b{_NOT_FILLER}[A-Z][a-z]{{1,20}}(?:\s+[A-Z][a-z]{{1,20}})?\b)\s+"
+    r"(?:is|(?:has )?joined (?:us )?as|joins (?:us )?as|is joining (?:us )?as|came on(?:board)? as)\s+"
+    r"(?:(?:our|the|now the|now our|now|a|an)\s+)?(?:new\s+)?"
     r"(?P<role>(?:[\w-]+\s+){0,2}(?:lead|manager|designer|owner|on[- ]call|dba|architect|engineer|pm|maintainer)\b"
     r"|(?<=our |the |now )[\w\s-]{2,40})"
     r"|\b(?i:our|the)\s+(?:new\s+)?(?P<role2>[\w -]{2,30}?)\s+(?:is|will be)\s+(?:now\s+)?"

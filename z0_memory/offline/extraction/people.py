@@ -42,7 +42,8 @@ def people_statement(clause: str) -> Statement | None:
 
 
 _AREA_NOUNS = re.compile(
-    r"\s+(?:side|stuff|work|code|codebase|part|parts|piece|things?|now|too|as well|btw|by the way|fyi)\b.*$|"
+    r"\s+(?:side|stuff|work|code|codebase|part|parts|piece|things?|now|too|as well|btw|by the way|fyi|this|next|from|"
+    r"starting|going forward|for now|as of|until|since)\b.*$|"
     r"\s*(?:这块|部分|相关|这边|方面|工作)$",
     re.I,
 )

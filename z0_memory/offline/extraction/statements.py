@@ -175,7 +175,7 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
     for clause in split_clauses(body):
         if REDACTED in clause or SECRET_LIKE.search(clause):
             continue  # the secret's clause says nothing storable; the rest of the sentence still counts
-        clause = _resolve_pronoun(clause, body[: body.find(clause)])
+        clause = resolve_pronoun(clause, body[: body.find(clause)])
         ctx_mode_before = ctx.mode
         mode, person, negative = _clause_mode(clause, ctx, hedged=hedged, confirms=confirms, proposal=proposal)
         if mode is None:
@@ -214,7 +214,7 @@ _PRONOUN = re.compile(r"^(?:and\s+|also\s+)?(?P<p>she|he)(?P<be>'s|\s+is)?\b", r
 _NAME = re.compile(r"\b[A-Z][a-z]{2,20}(?:\s+[A-Z][a-z]{2,20})?\b")
 
 
-def _resolve_pronoun(clause: str, before: str) -> str:
+def resolve_pronoun(clause: str, before: str) -> str:
     """"Priya is doing the design, she's our designer": "she" is the person named just before."""
     if clause.startswith(("他", "她")):
         owner = OWNER.search(before) or ROLE_STATEMENT.search(before)
