@@ -299,10 +299,13 @@ async def read_speech_acts(memory: Z0Memory, turn: Sequence[TurnMessage]) -> dic
 
 
 async def extract_turn(pm: ProjectMemory, memory: Z0Memory, turn: Sequence[TurnMessage], ctx: Context,
-                       thread_id: str | None, secrets: Sequence[str] = ()) -> list[WriteOutcome]:
+                       thread_id: str | None, secrets: Sequence[str] = (),
+                       earlier: Sequence[TurnMessage] = ()) -> list[WriteOutcome]:
     """Extract and write one turn; raises ModelCallError when the model fails (the caller queues the turn).
 
     ``secrets``: the secret strings said in the turn (``turn_secrets``), scrubbed from every candidate.
+    ``earlier``: the user's message before the turn in its thread, context for the offline rules only (a turn that
+    gives the reason for what that message chose: ``offline.extraction.reasons``).
     """
     related = await related_memories(pm, turn)
     model = memory.providers.chat("extractor", ctx)
@@ -310,7 +313,8 @@ async def extract_turn(pm: ProjectMemory, memory: Z0Memory, turn: Sequence[TurnM
     ignored: list[WriteOutcome] = []  # instructions to the assistant: never memories, reported in the outcome
     if model is None:
         acts = await read_speech_acts(memory, turn)
-        candidates = extract_candidates(turn, project=pm.scope.project, existing=related, ignored=ignored, acts=acts)
+        candidates = extract_candidates(turn, project=pm.scope.project, existing=related, ignored=ignored, acts=acts,
+                                        earlier=earlier)
         notes: list[str | None] = [None] * len(candidates)  # per candidate: what a review changed (none here)
         extractor = OFFLINE_EXTRACTOR_NAME + (f"+{speech_acts.NAME}" if acts is not None else "")
     else:
@@ -357,7 +361,7 @@ async def extract_conversation(pm: ProjectMemory, memory: Z0Memory, messages: Se
     outcomes: list[WriteOutcome] = []
     extracted = 0
     failure: str | None = None
-    for raw, human_id in zip(turns, human_ids, strict=True):
+    for n, (raw, human_id) in enumerate(zip(turns, human_ids, strict=True)):
         if human_id in done:
             continue
         extracted += 1
@@ -366,7 +370,8 @@ async def extract_conversation(pm: ProjectMemory, memory: Z0Memory, messages: Se
             continue
         if failure is None:
             try:
-                turn_outcomes = await extract_turn(pm, memory, turn, ctx, thread_id, turn_secrets(raw))
+                earlier = [m for m in read_turn(turns[n - 1]) if m.role == "user"] if n else []
+                turn_outcomes = await extract_turn(pm, memory, turn, ctx, thread_id, turn_secrets(raw), earlier)
             except ModelCallError as exc:
                 failure = redact_secrets(str(exc))
         if failure is not None:

@@ -12,7 +12,11 @@ no LLM is configured, and the baseline the LLM extractor is measured against. Mo
 ``vocabulary``  the slots as data (key category/entity, names in both languages, known values and aliases)
 ``binding``     values bound to slots: a decision verb's object whatever it is (open vocabulary), a slot phrase
                 and its connector, names extended over versions and capitalised words
+``markers``     clause tests the statement rules share (a nominal clause, a negation of its own, a bound pair)
 ``statements``  what each clause states, decided per clause; switches; preferences
+``reasons``     where a choice's reason comes from beyond its clause: the next sentence (cued or not), a reason said
+                before it, the user's next message (``extract_candidates(earlier=...)``)
+``hedges``      hedges from outside a clause: a sentence that only hedges, "not sure about it", tentative options
 ``people``      owners and roles
 ``acceptance``  what a reply accepts: the assistant's proposal, statement or yes/no question, or a short answer
 ``answers``     the value a reply leads with, and the subject the assistant's question names

@@ -167,7 +167,7 @@ _KIND_WORDS = frozenset(
 )
 _NAME_AFTER = re.compile(r"[ \t]*(?<=[ \t])([A-Z][\w.+#/-]*|v?\d+(?:\.\d+)*(?!\w|\.\w))")
 _OPEN_VALUE = re.compile(
-    r"(?i:\b(?:use|uses|using|used|go(?:ing)? with|went with|went|(?:we(?:'ve| have)?|i(?:'ve| have)?) got|"
+    r"(?i:\b(?:use|uses|using|used|try|trying|go(?:ing)? with|went with|went|(?:we(?:'ve| have)?|i(?:'ve| have)?) got|"
     r"set up|setting up|configured|installed|wired up|integrated|stick(?:ing)? to|self-host(?:ing|ed)?|"
     r"lives? (?:in|on)|(?:is|are) (?:stored|kept) (?:in|on)|"
     r"(?:happens?|go(?:es)? out|goes|go) (?:through|via)|switch(?:ed|ing)?(?: over)? to|mov(?:e|ed|ing)(?: over)? to|"
@@ -179,7 +179,7 @@ _OPEN_VALUE = re.compile(
     r"\s+(?:(?i:the|our|a|an)\s+)?(?P<v>[A-Z0-9][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,3})"
     r"|(?P<vw>[A-Z][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,2})\s+(?:(?i:is|was)\s+what\s+(?i:we|i)(?:'ve|'re)?\s+"
     r"(?i:picked|chose|use|used|went with|decided on|settled on|are using|'re using)"  # "X is what we picked"
-    r"|(?i:it is|it'?ll be|is the (?:one|winner|pick|choice|standard|plan)|(?:is|got) (?:approved|signed off|green-?lit)|"
+    r"|(?i:it is|it'?ll be|is in(?=\s*(?:[.!,;]|$))|is the (?:one|winner|pick|choice|standard|plan)|(?:is|got) (?:approved|signed off|green-?lit)|"
     r"wins|won)\b)"  # "Dialogue Manager it is", "R2 is approved"
     r"|^(?:(?i:the|our)\s+)?(?!(?i:problem|issue|bottleneck|culprit|bug|catch|risk|concern|worry|downside|question|blocker|trouble|pain)\b)[A-Za-z][a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}\s+(?i:is|are|will be|is going to be)\s+"
     r"(?:(?i:now|still|just)\s+)?(?P<vi>[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})(?=(?:\s+(?i:now|too))?\s*[.!]?$)"
@@ -191,7 +191,7 @@ _OPEN_VALUE = re.compile(
     r"(?:(?:我们)?自研的|自己的|一个叫|叫)?\s*"
     r"(?P<vz>[A-Za-z][\w.+#/-]*(?:[ \t]+[A-Za-z][\w.+#/-]*){0,2})"
     # a Chinese product name after 用 / 用的是, up to the clause's end ("缺陷管理用禅道，", "聚合用的是 快递100")
-    r"|(?:用的是|选的是|(?<![不别没])用|采用|选用|改用|换成)\s*(?P<vzh>[\u4e00-\u9fff][\u4e00-\u9fffA-Za-z0-9]{1,5})"
+    r"|(?:用的是|选的是|(?<![不别没])用(?!户)|采用|选用|改用|换成)\s*(?P<vzh>[\u4e00-\u9fff][\u4e00-\u9fffA-Za-z0-9]{1,5})"
     r"(?=\s*(?:[，,。.;；！!]|$))"
 )
 # Chinese words a 用 may be followed by that are not a product's name
@@ -228,6 +228,16 @@ def _extend(text: str, value: Found, taken: list[Found]) -> Found:
             end = plus.end(1) if other is None else max(plus.end(1), other.end)
             return Found(value.start, end, text[value.start:end], value.slot, value.canonical)
     return value
+
+
+def _reslot(value: Found, known: Found, named: set) -> Found:
+    """A longer name built on a known value ("Laravel Sanctum", "Spring Security") is another product: when the
+    clause names one slot, and not the known value's, the longer name is that slot's value ("Laravel Sanctum for
+    auth"); "Upstash Redis as a cache" stays where Redis is."""
+    added = value.value.replace(known.value, " ")
+    if not re.search(r"[A-Za-z]", added) or len(named) != 1 or known.slot in named:
+        return value  # "Postgres 16": a version, not another product
+    return Found(value.start, value.end, value.value, next(iter(named)))
 
 
 def _extend_words(text: str, value: Found, taken: list[Found]) -> Found:
@@ -321,7 +331,8 @@ def _with_version(text: str, value: Found) -> Found:
 def pairs_in(text: str) -> list[Found]:
     """The (value, slot) pairs a clause states, bound pairs first, rejected alternatives removed."""
     known = [_with_version(text, v) for v in find_values(text) if REDACTED not in v.value]
-    extended = [_extend(text, v, known) for v in known]
+    named = {p.slot for p in find_phrases(text) if p.slot is not None}
+    extended = [_reslot(_extend(text, v, known), v, named) for v in known]
     known = [v for v in extended if not any(o.start < v.start < o.end for o in extended)]
     values = sorted(known + open_values(text, known), key=lambda v: v.start)
     phrases = find_phrases(text)

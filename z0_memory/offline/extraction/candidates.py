@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from z0_memory.offline.extraction import hedges, reasons
 from z0_memory.offline.extraction.acceptance import (
     leading_answer,
     resolve_acceptance,
@@ -15,7 +16,6 @@ from z0_memory.offline.extraction.acceptance import (
     topic_slot,
 )
 from z0_memory.offline.extraction.answers import question_subject
-from z0_memory.offline.extraction.binding import open_values
 from z0_memory.offline.extraction.clauses import (
     content_terms,
     split_clauses,
@@ -24,29 +24,22 @@ from z0_memory.offline.extraction.clauses import (
 )
 from z0_memory.offline.extraction.content import content_for, key_for
 from z0_memory.offline.extraction.cues import (
-    HEDGE,
     INSTRUCTION,
     TASK_REQUEST,
-    REASON_SENTENCE,
     REJECTION,
     REMEMBER,
     SO_SENTENCE,
-    UNDECIDED,
-    UNSURE,
 )
 from z0_memory.offline.extraction.model import (
-    CONF_HEDGE,
-    CONF_UNSURE,
     ExistingMemory,
     Statement,
     TurnMessage,
 )
 from z0_memory.offline.extraction.speech_acts import asserted_statements
-from z0_memory.offline.extraction.statements import Acceptance, analyse_sentence
+from z0_memory.offline.extraction.statements import Acceptance, analyse_sentence, resolve_pronoun
 from z0_memory.offline.extraction.unknown_slots import own_name_slot, unknown_slot
 from z0_memory.offline.extraction.vocabulary import (
     find_phrases,
-    find_values,
     norm_value,
     term_pattern,
 )
@@ -82,97 +75,66 @@ def _without_requests(sentence: str) -> str:
     return ("，" if contains_cjk(sentence) else ", ").join(kept)
 
 
-def _alternatives(found: list[Statement]) -> list[Statement]:
-    """"也许用 Qdrant，也许用 pgvector": tentative options for one slot in a sentence are one pending memory
-    ("Qdrant or pgvector"), not the last one named."""
-    out: list[Statement] = []
-    for s in found:
-        same = next((o for o in out if o.hedged and s.hedged and o.slot is not None and o.slot == s.slot
-                     and o.kind == s.kind and o.value and s.value), None)
-        if same is None:
-            out.append(s)
-        elif norm_value(s.value) not in {norm_value(v) for v in (same.value or "").split(" or ")}:
-            same.value = f"{same.value} or {s.value}"
-            same.text = f"{same.text}, {s.text}"
-    return out
+def _analyse_message(text: str, ignored: list[str],
+                     before: Sequence[Statement] = ()) -> tuple[list[Statement], Acceptance]:
+    """Statements of one user message, and whether it is a bare acceptance; instructions go to ``ignored``.
 
-
-def _bare_hedge(sentence: str) -> bool:
-    """A sentence that only hedges ("Not final though.", "不过还没最终定。"): a hedge cue and no value of its own."""
-    approving = re.search(r"\b(?:right|good|great|better|best|sense|fits?|correct)\b|好|对|合适|不错|没错", sentence, re.I)
-    cue = UNDECIDED.search(sentence) or (None if approving else HEDGE.search(sentence))
-    if cue is None or find_values(sentence) or open_values(sentence):
-        return False
-    rest = (sentence[: cue.start()] + " " + sentence[cue.end():]).strip()
-    rest = re.sub(r"^(?:but|though|although|still|yet|however|and|so|不过|但是?|只是|其实|目前|现在)\b", "", rest, flags=re.I)
-    opening = re.sub(r"^(?:(?:but|though|although|still|however|and|honestly|tbh|not|不过|但是?|只是|其实)\W+)+", "",
-                     sentence.strip(), flags=re.I)
-    opened = UNDECIDED.match(opening) or UNDECIDED.match(sentence.strip())
-    if opened and not re.match(r"\s*(?:why|how|what|who|where|when|about the)\b|为什么|怎么", (opening if
-                               UNDECIDED.match(opening) else sentence.strip())[opened.end():], re.I):
-        return True  # "Not sure yet long-term, the pricing might change.": it opens by saying nothing is settled
-    # little else said: "Not final though.", "不过还没最终定。" (not "Maybe we'll also archive raw payloads to S3")
-    return len(re.findall(r"[A-Za-z][\w'-]*", rest)) + len(re.findall(r"[\u3400-\u9fff]", rest)) // 2 <= 3
-
-
-_IT = re.compile(r"\b(?:it|that|that one|this one)\b|它|这个", re.I)
-
-
-def _pronoun_hedge(sentence: str, previous_text: str) -> list[Statement]:
-    """"Is RSpec what the team uses? I'm not sure yet whether we'll standardise on it.": an undecided sentence whose
-    only object is a pronoun is about the one value the sentence before named (even a question)."""
-    if not (UNDECIDED.search(sentence) or HEDGE.search(sentence)) or find_values(sentence) or not _IT.search(sentence):
-        return []
-    named = {norm_value(v.value): v.value for v in [*find_values(previous_text), *open_values(previous_text)]}
-    if len(named) != 1:
-        return []
-    value = next(iter(named.values()))
-    found, _ = analyse_sentence(_IT.sub(lambda m: value, sentence, count=1))
-    for s in found:
-        _hedge(s, sentence)
-    return found
-
-
-def _hedge(s: Statement, cue: str) -> None:
-    if s.kind != "preference":
-        s.hedged, s.confirms = True, False
-        s.confidence = CONF_UNSURE if UNSURE.search(cue) else CONF_HEDGE
-
-
-def _analyse_message(text: str, ignored: list[str]) -> tuple[list[Statement], Acceptance]:
-    """Statements of one user message, and whether it is a bare acceptance; instructions go to ``ignored``."""
+    ``before``: choices of the user's previous message the store holds; when this message opens by explaining them
+    (``reasons``), they are said again with the reason."""
     statements: list[Statement] = []
     accepted: Acceptance = None
     clean = strip_noise(redact_secrets(text))
     if REJECTION.match(clean.strip()):
         accepted = "rejected"
     previous: list[Statement] = []
-    stated: list[Statement] = []  # the last sentence that stated something ("Flask is out." states nothing)
+    stated: list[Statement] = list(before)  # the last sentence that stated something ("Flask is out." states nothing)
+    adjacent: list[Statement] = list(before)  # the sentence just before, when it stated something
     previous_text = ""
+    ahead: str | None = None  # a reason said before any choice ("因为接口都是异步的。后端选 FastAPI。")
     for sentence in split_sentences(clean):
         sentence = _without_requests(_without_instructions(REMEMBER.sub("", sentence.strip()), ignored))
-        reason = REASON_SENTENCE.match(sentence)
-        if reason and stated and not any(s.rationale for s in stated):
+        why = reasons.cued_reason(sentence)
+        if why and not statements and stated and not (reasons.explanation(sentence) and not analyse_sentence(sentence)[0]):
+            why = None  # the previous message's choice: only a sentence that states nothing else explains it
+        if why and [s for s in stated if not s.rationale]:
             for s in stated:  # the reason for the last statement before it, not a statement of its own
-                s.rationale = sentence[reason.end():].strip(" .。!！")
-            previous, stated, previous_text = [], [], sentence
+                s.rationale = s.rationale or why
+            previous, stated, adjacent, previous_text = [], [], [], sentence
             continue
+        if why and not stated and not statements and reasons.explanation(sentence) and not analyse_sentence(sentence)[0]:
+            ahead, previous_text = why, sentence  # kept for the choice the next sentence states
+            continue
+        if previous_text:  # "Laura finalized the mockups; she's our designer": she is Laura
+            sentence = resolve_pronoun(sentence, previous_text)
         found, bare = analyse_sentence(sentence)
         if not found and previous_text:
-            found = _pronoun_hedge(sentence, previous_text)
-        if not found and previous and _bare_hedge(sentence):
+            found = hedges.pronoun_hedge(sentence, previous_text)
+        if not found and previous and hedges.bare_hedge(sentence):
             for s in previous:  # "数据库用 MySQL。不过还没最终定。": a hedge on its own hedges the sentence before
-                _hedge(s, sentence)
+                hedges.hedge(s, sentence)
             continue
-        found = _alternatives(found)
+        own = bool(statements)  # the sentence before is this message's; else the previous message's: the link must show
+        if found and adjacent and reasons.restates(found, adjacent) and (why := reasons.explanation(sentence)):
+            found = []  # "aiohttp's client+server in one package simplifies our scraper": the choice again, explained
+        if not found and adjacent and (why := reasons.explanation(sentence)) and (
+                own or reasons.has_cue(sentence) or reasons.names_one_of(sentence, adjacent)):
+            if reasons.give(adjacent, why):  # "Rails 7 it is. we looked at Sinatra but it's too barebones"
+                previous, stated, adjacent, previous_text = [], [], [], sentence
+                continue
+        found = hedges.alternatives(found)
+        if ahead and found:
+            reasons.give(found, ahead)
+        ahead = None
         if found and not previous and previous_text and SO_SENTENCE.match(sentence):
             for s in found:
                 s.rationale = s.rationale or previous_text.strip(" .。!！")
         statements.extend(found)
         previous, previous_text = found, sentence
         stated = found or stated
+        adjacent = found
         if accepted is None or bare == "strong":
             accepted = bare if accepted != "rejected" else accepted
+    statements = [s for s in before if s.rationale] + statements  # the previous message's choices, now explained
     refused = refused_values(clean)
     statements = [s for s in statements if s.value is None or s.old_value is not None
                   or norm_value(s.value) not in refused]
@@ -181,7 +143,7 @@ def _analyse_message(text: str, ignored: list[str]) -> tuple[list[Statement], Ac
 
 # "no, not Celery.", "not the built-in unittest runner", "不用 Jest", "别推荐 Feast": a value the message refuses
 _REFUSED = re.compile(
-    r"(?:^|[.!?。！？,，;；]\s*)(?:(?i:no|nah|nope)[,，\s]+)?(?i:not|never)\s+(?:(?i:the|a|an)\s+)?"
+    r"(?:^|[.!?。！？,，;；]\s*)(?:(?i:no|nah|nope)[,，\s]+)?(?i:not|never|no)\s+(?:(?i:the|a|an)\s+)?"
     r"(?P<v>[A-Za-z][\w.+#/&-]*)(?=\s*(?:[.!?。！？,，;；]|$))"
     r"|(?:不用|不要|别用|别推荐|不考虑|不选|不上)\s*(?P<vz>[A-Za-z][\w.+#/&-]*)")
 
@@ -200,7 +162,8 @@ def _link(
     if key is None:
         return _link_keyless(s, existing, project), [], s.confirms
     same_key = [m for m in existing if m.key == key]
-    stored_same = [m for m in same_key if not m.pending and norm_value(m.value) == norm_value(s.value)]
+    stored_same = [m for m in same_key if not m.pending and (norm_value(m.value) == norm_value(s.value)
+                                                             or _unversioned(s.value, m.value))]
     if stored_same:
         return max(m.local_id for m in stored_same), [], s.confirms
     if s.hedged:
@@ -216,6 +179,12 @@ def _link(
         supersedes += [m.local_id for m in existing if m.key is None and _names(m.content, s.old_value)
                        and m.local_id not in supersedes]
     return None, sorted(supersedes), s.confirms or bool(pending_same)
+
+
+def _unversioned(value: str | None, held: str | None) -> bool:
+    """"Go" said of a project that holds "Go 1.22": the same choice, its version left unsaid."""
+    bare = re.sub(r"\s*v?\d+(?:\.\d+)*$", "", held or "")
+    return bool(value) and not re.search(r"\d", value or "") and bare != (held or "") and norm_value(bare) == norm_value(value)
 
 
 def _names(content: str, value: str) -> bool:
@@ -259,6 +228,9 @@ def _candidate(s: Statement, project: str, existing: Sequence[ExistingMemory], i
         return None
     same_as, supersedes, confirms = _link(s, key, existing, project)
     value = s.value
+    held = next((m for m in existing if m.local_id == same_as and m.key == key and m.value), None)
+    if held is not None and value and _unversioned(value, held.value):
+        value = held.value  # a repeat of "Go 1.22" without its version is that fact, not a change
     if confirms and key and value and not s.hedged:
         # "R2 is approved" confirms the pending "Cloudflare R2": the pending item's spelling, so the store finds it
         waiting = [m for m in existing if m.pending and m.key == key and m.value
@@ -304,6 +276,16 @@ def _dedupe(statements: Iterable[tuple[Statement, list[str]]], project: str) -> 
     return list(out.values())
 
 
+def _explained_before(earlier: Sequence[TurnMessage], existing: Sequence[ExistingMemory],
+                      project: str) -> list[Statement]:
+    """The choices of the user's previous message that the store holds and that have no reason yet."""
+    last = next((m for m in reversed(earlier) if m.role == "user"), None)
+    if last is None:
+        return []
+    said, _ = _analyse_message(last.text, [])
+    return reasons.held(reasons.explainable(said), existing, lambda s: key_for(s, project))
+
+
 @dataclass
 class _TurnState:
     previous_assistant: TurnMessage | None = None
@@ -317,6 +299,7 @@ def extract_candidates(
     existing: Sequence[ExistingMemory] = (),
     ignored: list[WriteOutcome] | None = None,
     acts: Mapping[str, str] | None = None,
+    earlier: Sequence[TurnMessage] = (),
 ) -> list[Candidate]:
     """Memory candidates stated by the user in ``messages`` (one turn), linked to the ``existing`` memories.
 
@@ -328,9 +311,13 @@ def extract_candidates(
     ``acts``: the learned speech-act reading of the turn's clauses (``speech_acts.read_acts``); with it, a value
     the rules stated nothing about in a plain clause the model reads as asserted is a fact, unless the project
     already holds that key.
+
+    ``earlier``: the user's message before this turn in the same thread (context, never read for statements of its
+    own): a choice it stated that the store holds is said again when this turn opens by giving its reason.
     """
     normalize_segment(project)
     state = _TurnState()
+    first_user = next((m for m in messages if m.role == "user"), None)
     for message in messages:
         if message.role == "assistant":
             state.previous_assistant = message
@@ -339,15 +326,18 @@ def extract_candidates(
             continue
         ids = [message.id] if message.id else []
         instructions: list[str] = []
-        statements, accepted = _analyse_message(message.text, instructions)
+        before = _explained_before(earlier, existing, project) if message is first_user else []
+        statements, accepted = _analyse_message(message.text, instructions, before)
         if ignored is not None:
             ignored.extend(WriteOutcome(action="ignored", reason="instruction", content=redact_secrets(text))
                            for text in instructions)
         if not statements and not accepted:
             statements = short_answer(message.text, state.previous_assistant)
         if not any(s.slot is not None or s.entity_override for s in statements[:1]):
+            refused = refused_values(message.text)  # "no, no Redis. overkill for now." leads with no answer
             lead = [s for s in leading_answer(message.text, state.previous_assistant)
-                    if not any(norm_value(o.value) == norm_value(s.value) for o in statements)]
+                    if not any(norm_value(o.value) == norm_value(s.value) for o in statements)
+                    and norm_value(s.value) not in refused]
             statements = [*lead, *statements]
         slot = topic_slot(state.previous_assistant)
         for s in statements:  # "Let's go with Hummingbird." after "Which backend framework?": the topic names the key

@@ -5,13 +5,14 @@ from __future__ import annotations
 import re
 
 from z0_memory.offline.extraction.cues import (
+    CLAUSE_REASON,
     GREETING,
     QUESTION_START,
     QUESTION_ZH,
     RATIONALE,
     SO_RATIONALE,
 )
-from z0_memory.offline.extraction.vocabulary import find_values
+from z0_memory.offline.extraction.vocabulary import find_phrases, find_values
 from z0_memory.text import STOPWORDS, contains_cjk
 
 _MEMORY_BLOCK = re.compile(
@@ -78,6 +79,22 @@ _CLAUSE_SPLIT = re.compile(
 )
 
 
+_TOPIC_DASH = re.compile(r"^(?P<topic>[A-Za-z][\w /-]{1,30}?|[\u4e00-\u9fff][\w\u4e00-\u9fff ]{0,10}?)\s*(?:[—–]+|\s-{1,2})\s*(?=\S)")
+
+
+def topic_colon(sentence: str) -> str:
+    """"Auth — leaning towards Sanctum", "队列 —— 先用 Kafka": a slot named, then a dash, reads as "Auth: ..." (a colon
+    binds the slot to what follows; a dash would split the clause off)."""
+    m = _TOPIC_DASH.match(sentence)
+    if m is None:
+        return sentence
+    phrases = find_phrases(m.group("topic"))
+    if len(phrases) != 1 or m.group("topic").strip().lower().removeprefix("the ") != phrases[0].value.lower():
+        return sentence
+    topic = m.group("topic").strip()
+    return f"{topic}：{sentence[m.end():]}" if contains_cjk(topic) else f"{topic}: {sentence[m.end():]}"
+
+
 def split_clauses(sentence: str) -> list[str]:
     return [c.strip() for c in _CLAUSE_SPLIT.split(sentence) if c and c.strip()]
 
@@ -93,6 +110,10 @@ def split_rationale(text: str) -> tuple[str, str | None]:
         lead = re.match(r"(?P<why>[^,，;；]+)[,，;；]\s*(?P<rest>.+)$", text[m.start(group):], re.S)
         if lead:
             return lead.group("rest"), lead.group("why").strip(" ,，.。!！") or None
+    clause = CLAUSE_REASON.search(text)
+    if clause and (not m or clause.start() < m.start()) and text[: clause.start()].strip(" ,，;；:：—–"):
+        why = clause.group("why").strip(" ,，.。!！")  # "..., 主要是团队 Ruby 经验多": no "because", still the reason
+        return text[: clause.start()].rstrip(" ,，;；:：—–"), why or None
     if m:
         why = (m.group("why") or m.group("why_zh") or "").strip(" ,，.。!！")
         return text[: m.start()].rstrip(" ,，"), why or None

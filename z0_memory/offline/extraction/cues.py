@@ -26,9 +26,9 @@ HEDGE = re.compile(
     r"(?:can|could) we (?:just |maybe |also |still )?(?:use|try|go with|switch to|move to|adopt)|"
     r"i'?d (?:probably |personally |honestly )?(?:go with|pick|choose|use|lean|vote for|prefer)|"
     r"i would (?:probably |personally )?(?:go with|pick|choose|use|vote for))\b"
-    r"|也许|或许|可能|说不定|试试|试一下|要不要|要不|考虑|不确定|不一定|是不是可以|能不能|看看|评估一下|怎么样|如何|"
+    r"|也许|或许|可能|说不定|试试|试一下|要不要|要不|考虑(?![到过])|不确定|不一定|是不是可以|能不能|看看|评估一下|怎么样|如何|"
     r"行不行|好不好|倾向于?|待定|再看|还没想好|没想好|还没定|还没决定|先不定|再说吧?|还在纠结|拿不准"
-    r"|\b(?:not (?:yet )?(?:sure|decided|settled)|haven't (?:yet )?decided|have not (?:yet )?decided|"
+    r"|\b(?:not (?:yet )?(?:sure|decided|settled)|haven'?t (?:yet )?decided|have not (?:yet )?decided|"
     r"still (?:deciding|undecided|figuring)|not (?:yet )?certain|up in the air|tbd|to be decided|likely|"
     r"potentially|provisionally|pencil(?:l?ed)? in|evaluating|exploring|looking (?:at|into)|on the table|"
     r"shortlist(?:ed)?|open to|not final|not set in stone|not locked in|nothing(?:'s| is) (?:decided|final|settled)|still open|trial(?:l?ing)|prototyping with|playing (?:around )?with|"
@@ -69,7 +69,7 @@ OPINION_QUESTION = re.compile(
 UNSURE = re.compile(r"\b(?:not sure|unsure|undecided)\b|不确定|不一定|待定", re.I)
 # "not sure (yet) whether X", "还没想好": undecided, so a hedge (pending), never a negation that drops X
 UNDECIDED = re.compile(
-    r"\b(?:(?:i'?m|we'?re|i am|we are)\s+)?(?:not (?:yet )?(?:sure|decided|settled|certain)|haven't (?:yet )?decided|"
+    r"\b(?:(?:i'?m|we'?re|i am|we are)\s+)?(?:not (?:yet )?(?:sure|decided|settled|certain)|haven'?t (?:yet )?decided|"
     r"have not (?:yet )?decided|still (?:deciding|undecided))(?:\s+yet)?\b|\b(?:nothing(?:'s| is| has been) (?:decided|final|settled)"
     r"(?: yet)?|not (?:final|set in stone|locked in|settled)(?: yet)?|still open|open question)\b|还没想好|没想好|还没定|还没决定|先不定|"
     r"还不确定|不确定|不一定|还没(?:有)?(?:最终|完全|正式|真正)?(?:确定|定下来|决定|定|选|想好|拍板|敲定)|没(?:最终|正式)?确定|尚未(?:确定|决定)|未定",
@@ -93,7 +93,7 @@ CONFIRM_PREFIX = re.compile(
     re.I,
 )
 CONFIRM_ANYWHERE = re.compile(
-    r"\b(?:confirmed|agreed|final|it is|that's settled|settled|approved|signed off|green-?lit|decision made)\b|(?<![没不未])(?:最终)?(?:确定|确认)|就这么定|(?<![没不未])定了", re.I
+    r"\b(?:confirmed|confirming|agreed|final|it is|that's settled|settled|approved|signed off|green-?lit|decision made)\b|(?<![没不未])(?:最终)?(?:确定|确认)|就这么定|(?<![没不未])定了", re.I
 )
 ACCEPT_ONLY = re.compile(
     r"^(?:let'?s (?:do|go with|use|try) (?:exactly )?(?:that|it|this|those)|go for it|why not|yes,? please|please|"
@@ -150,6 +150,8 @@ SECRET_LIKE = re.compile(r"(?<![\w/.-])(?=[\w-]*\d)(?=[\w-]*[a-z])(?=[\w-]*[A-Z]
 # A value judged badly in its clause is not being chosen ("Meilisearch 功能不够", "Koa's plugins are too thin")
 NEGATIVE_EVAL = re.compile(
     r"\b(?:too (?:slow|heavy|expensive|complex|complicated|thin|limited|immature|painful|buggy|flaky)|"
+    r"(?:felt|feels|seemed|seems|looked|looks|got|gets|is|was|are|were|way|far|much|a bit|kinda) too "
+    r"(?!(?:for|with|on|in|at|and|but|so|as|by|to|early|late|soon)\b)[a-z]{3,}|"
     r"(?:is|was|were|are|got|gets|getting) (?:really |way |super |pretty |kinda |too |so )?(?:slow|painful|flaky|buggy|"
     r"silly|insane|ridiculous|crazy|out of hand|too high|unusable|noisy|annoying|"
     r"expensive|unreliable|a pain|a nightmare|overkill|clunky|dead)|doesn'?t (?:scale|work|support|fit)|"
@@ -157,7 +159,7 @@ NEGATIVE_EVAL = re.compile(
     r"drop(?:ping|ped)|remov(?:e|ing|ed)|get(?:ting)? rid of|phas(?:e|ing) out|retir(?:e|ing|ed)|mov(?:e|ing|ed) "
     r"(?:off|away from))\b"
     r"|\b(?:(?:is|was|that'?s) (?:for |from )?(?:a |an )?(?:different|another|other) (?:project|team|repo|app|service))\b"
-    r"|(?:是)?(?:另一个|别的|其他)(?:项目|团队|仓库|服务)|不够|不行|太慢|太重|太贵|太复杂|不好用|不稳定|有问题|不支持|不靠谱|坑太多|扛不住|去掉|干掉|淘汰|下掉|弃用|不用了",
+    r"|(?:是)?(?:另一个|别的|其他)(?:项目|团队|仓库|服务)|不够|不行|用不惯|用不来|不顺手|太(?!好|棒|赞|爽|强|香|多了?[，,。])[\u4e00-\u9fff]|太慢|太重|太贵|太复杂|不好用|不稳定|有问题|不支持|不靠谱|坑太多|扛不住|去掉|干掉|淘汰|下掉|弃用|不用了",
     re.I,
 )
 # A reply that refuses what the assistant said or proposed: it confirms nothing.
@@ -175,13 +177,15 @@ QUESTION_TAG = re.compile(
 YES_NO_START = re.compile(r"^(?:so,?\s+)?(?:do|does|did|is|are|was|were|will|would|have|has)\s+", re.I)
 WH_QUESTION = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b|什么|哪个|哪些|哪种|哪里|怎么|为什么|多少", re.I)
 ALTERNATIVE = re.compile(r"\bor\b|还是|或者|或是", re.I)
+# "Koa vs Midway", "Express 对比 Fastify": the choice being weighed, not a statement of either side
+VERSUS = re.compile(r"\b(?:vs\.?|versus)(?=\s)|(?<=\w)\s*(?:对比|\bVS\b)\s*(?=\w)", re.I)
 DECISION = re.compile(
     r"\b(?:we(?:'ll| will| shall| are going to| 're going to)|let'?s|let us|going with|go with|we(?:'ve| have)? "
     r"decided|decided|decision|we chose|chose|we picked|picked|(?:we(?:'ve)? )?settled on|standardi[sz]e on|"
     r"from now on|going forward|it is|stick(?:ing)? with|switch(?:ing)? to|mov(?:e|ing) to|migrat(?:e|ing) to|"
     r"adopt(?:ing)?|upgraded|bumped|approved|signed off|green-?lit|wins|won|(?:is|as) the (?:standard|default)|i meant|correction|i misspoke|(?:it|that) should be|ended up (?:with|going with|picking|using|choosing|on)|opt(?:ed|ing)? for|picking|choosing|went with|"
-    r"will be (?:built|written|done|using)|is going to be)\b|^(?:use|pick|choose)\b"
-    r"|决定|定为|定成|定了|(?:就|都|已经|那就)?(?<![不没未])定(?=\s*[A-Za-z])|升到|升级到|升级为|更正|纠正|说错了|应该是|其实是|就用|直接用|选用|采用|选定|(?:我们|就)(?:最终|最后|还是|也)?选(?:了|择)?|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|先定|准备用|打算用|计划用|就这么定|用.{1,30}吧[。！!]?$",
+    r"will be (?:built|written|done|using)|is going to be)\b|^(?:use|pick|choose)\b|\b(?:is|are) in(?=\s*(?:[.!,;]|$))"
+    r"|决定|定为|定成|定了|(?:就|都|已经|那就)?(?<![不没未])定(?=\s*[A-Za-z])|升到|升级到|升级为|更正|纠正|说错了|应该是|其实是|就用|直接用|选用|采用|选定|(?:我们|就)(?:最终|最后|还是|也)?选(?:了|择)?|(?<![不没未别])(?:最终|最后)(?:还是|就)?(?:选|用|定|决定|采用)|(?<![不没未别要])选(?:了|择了)|拍板|敲定|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|先定|准备用|打算用|计划用|就这么定|用.{1,30}吧[。！!]?$",
     re.I,
 )
 STRONG_DECISION = re.compile(r"\b(?:decided|decision)\b|决定", re.I)
@@ -196,7 +200,7 @@ FACT = re.compile(
     r"we(?:'re| are|'ll| will)\s+(?:also\s+)?(?:adding|keeping|introducing|bringing in|sticking with|staying on|"
     r"going all in on|moving to)|"
     r"goes? into|lives? in|stored in)\b"
-    r"|我们(?:一直|都|现在|目前)?(?:用|使用|采用|在用)|我们的|存在|存到|存进|放在|放到|(?<=的)(?:数据|配置)?放|都放|交给|接入|接的是|用的(?=\s*[A-Za-z])|用\s*\S+\s*(?:写|开发|搭建?|实现)的?|所有|一律|统一|都用|一直用|部署在|跑在|托管在|用的是|是用|负责",
+    r"|我们(?:一直|都|现在|目前)?(?:用|使用|采用|在用)(?![不没])|我们的|存在|存到|存进|放在|放到|(?<=的)(?:数据|配置)?放|都放|交给|接入|接的是|用的(?=\s*[A-Za-z])|用\s*\S+\s*(?:写|开发|搭建?|实现)的?|所有|一律|统一|都用|一直用|部署在|跑在|托管在|用的是|是用|负责",
     re.I,
 )
 PROPOSAL_MARK = re.compile(
@@ -232,14 +236,17 @@ _NOT_FILLER = (r"(?!(?:Also|And|But|So|Oh|Ok|Okay|Then|Now|Our|The|Btw|Plus|Yes|
 OWNER = re.compile(
     rf"(?P<who>(?<!\w){_NOT_FILLER}[A-Z][a-zà-ÿ]{{1,20}}(?:\s+[A-Z][a-zà-ÿ]{{1,20}})?\b)\s+(?:now\s+|also\s+)?(?:owns|will own|handles|will handle|leads|will lead|"
     r"maintains|is responsible for|is in charge of|takes care of|runs|is (?:leading|handling|running|managing|"
-    r"taking care of|looking after)|looks after|manages|will manage|will run|will take care of)\s+"
+    r"taking care of|looking after)|looks after|manages|will manage|will run|will take care of|"
+    r"took over|takes over|has taken over|is taking over|will take over)\s+"
     r"(?:the\s+|our\s+|all (?:the |of the |our )?)?(?P<area>[\w\s./-]{2,40})"
     r"|(?P<who_zh>[\u4e00-\u9fff]{2,3}?|[A-Za-z]{2,20})\s*(?:现在|也|来)?负责(?!人)\s*(?P<area_zh>[\w\u4e00-\u9fff ]{1,12})"
     r"|(?P<area_zh2>[\w\u4e00-\u9fff]{1,8})(?:那边|这边|这块|的话|方面|部分)?(?:由|是|归)?"
     r"(?P<who_zh2>[\u4e00-\u9fff]{2,3}?|[A-Z][a-z]+)\s*(?:来)?负责(?=[。，,！!；;]|$)",
 )
 ROLE_STATEMENT = re.compile(
-    rf"(?P<who>\b{_NOT_FILLER}[A-Z][a-z]{{1,20}}(?:\s+[A-Z][a-z]{{1,20}})?\b)\s+is\s+(?:(?:our|the|now the|now our|now)\s+)?(?:new\s+)?"
+    rf"(?P<who>\b{_NOT_FILLER}[A-Z][a-z]{{1,20}}(?:\s+[A-Z][a-z]{{1,20}})?\b)\s+"
+    r"(?:is|(?:has )?joined (?:us )?as|joins (?:us )?as|is joining (?:us )?as|came on(?:board)? as)\s+"
+    r"(?:(?:our|the|now the|now our|now|a|an)\s+)?(?:new\s+)?"
     r"(?P<role>(?:[\w-]+\s+){0,2}(?:lead|manager|designer|owner|on[- ]call|dba|architect|engineer|pm|maintainer)\b"
     r"|(?<=our |the |now )[\w\s-]{2,40})"
     r"|\b(?i:our|the)\s+(?:new\s+)?(?P<role2>[\w -]{2,30}?)\s+(?:is|will be)\s+(?:now\s+)?"
@@ -253,15 +260,31 @@ NOT_A_NAME = frozenset(
     "yes no ok okay maybe perhaps hmm please let lets all every our fair great sure thanks hi hello hey".split()
 )
 RATIONALE = re.compile(
-    r"\b(?:because|since|due to|given that|so that|as it|as they|as we)\b\s*(?P<why>.+)$"
-    r"|(?:因为|由于|原因是|毕竟|为了)\s*(?P<why_zh>.+)$",
+    r"(?:\b(?:because|since|due to|given that|so that|as it|as they|as we)\b|\bfor (?=(?:its|their)\b)|(?<=[,\s])(?:'cause|cuz|coz|"
+    r"b/c)\b)\s*(?P<why>.+)$"
+    r"|(?:因为|由于|原因是|毕竟|为了|考虑到|看中(?:的是|了)?(?:它的)?)\s*(?P<why_zh>.+)$",
     re.I | re.S,
 )
 # A sentence that is the reason for the one before it ("We'll use Hono. Because the edge runtime matters.")
 REASON_SENTENCE = re.compile(
-    r"^(?:(?:that'?s|it'?s|this is|mainly|mostly|partly) because|because|since|the (?:main )?reason (?:is|being)|"
-    r"reason:|主要是因为|主要因为|因为|由于|原因是|理由是|为了)[\s,，:：]*",
+    r"^(?:(?:that'?s|it'?s|this is|mainly|mostly|partly|largely|simply) (?:because|for|due to)|because|since|"
+    r"(?:mainly|mostly|partly|largely) (?:for|since|due to)|due to|given that|"
+    r"(?:the |our |my )?(?:main |only |real |big(?:gest)? |key )?(?:reason|rationale|why)s?(?: (?:is|are|was|being|here))?"
+    r"(?: (?:simple|easy))?\s*[:：]|the (?:main |only |real |big(?:gest)? |key )?reasons? (?:is|was|being)|"
+    r"(?:the )?main (?:thing|point|driver|win|draw|selling point)s? (?:is|was|being|here is)?|"
+    r"what sold (?:us|me|the team)(?: on it)? (?:was|is)|the deciding factor (?:was|is)|"
+    r"the (?:big(?:gest)? |main |real )?(?:win|draw|plus|advantage|upside) (?:is|was)|看中(?:的是|了)?(?:它的)?|"
+    r"主要是因为|主要因为|主要是考虑到?|主要是|主要考虑|最主要的是|因为|由于|原因是|原因[:：]|理由是|理由[:：]|为了|考虑到|毕竟)"
+    r"[\s,，:：]*",
     re.I,
+)
+# A clause that explains the clause before it without a "because" ("..., 主要是团队 Ruby 经验多", "..., mainly for the
+# plugin system"): split off as the reason, never read as a statement of its own
+CLAUSE_REASON = re.compile(
+    r"(?:(?<=[,，;；:：])|(?<=[—–]))\s*(?:(?:mainly|mostly|largely|partly) (?:because|for|since|due to)|"
+    r"(?:the )?main (?:thing|point|reason|driver|win) (?:is|was|being)|主要是因为|主要是考虑到?|主要是|主要因为|"
+    r"最主要的是|理由是|原因是|考虑到)\s*(?P<why>.+)$",
+    re.I | re.S,
 )
 # A sentence that follows from the one before it ("Cold starts hurt. So we moved to Fastify.")
 SO_SENTENCE = re.compile(r"^(?:so|therefore|hence|that'?s why|which is why|所以|因此|于是)\b[\s,，]*", re.I)

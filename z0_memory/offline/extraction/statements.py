@@ -7,7 +7,6 @@ from typing import Literal
 
 from z0_memory.offline.extraction.binding import (
     COLON_VALUE,
-    bound_pairs,
     is_rejected,
     leading_name,
     leading_new_name,
@@ -21,6 +20,7 @@ from z0_memory.offline.extraction.clauses import (
     so_rationale,
     split_clauses,
     split_rationale,
+    topic_colon,
 )
 from z0_memory.offline.extraction.cues import (
     ACCEPT_ONLY,
@@ -45,8 +45,8 @@ from z0_memory.offline.extraction.cues import (
     SECRET_LIKE,
     STRONG_DECISION,
     SWITCH,
-    UNDECIDED,
     UNSURE,
+    VERSUS,
 )
 from z0_memory.offline.extraction.model import (
     CONF_CONFIRM,
@@ -62,7 +62,9 @@ from z0_memory.offline.extraction.model import (
     Mode,
     Statement,
 )
+from z0_memory.offline.extraction.markers import has_bound_pair, negated, nominal, pairs_before_negation
 from z0_memory.offline.extraction.people import people_statement
+from z0_memory.offline.extraction.reasons import explanation
 from z0_memory.offline.extraction.vocabulary import (
     Found,
     find_phrases,
@@ -79,7 +81,7 @@ def analyse_sentence(sentence: str, *, proposal: bool = False) -> tuple[list[Sta
     """Statements in one sentence, and whether the sentence is a bare acceptance: "strong" ("yes, let's do that",
     "that's right", "没错"), "weak" (a lone "ok" / "yes" / "对": enough to answer a yes/no question, not to adopt a
     pending idea), else None."""
-    sentence = sentence.strip()
+    sentence = topic_colon(sentence.strip())
     if not sentence or (is_chitchat(sentence) and not CONFIRM_PREFIX.match(sentence)):
         return [], None
     confirms = False
@@ -169,17 +171,20 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
     body, why = split_rationale(sentence)
     ctx = ClauseContext()
     out: list[Statement] = []
+    unread: list[str] = []  # the clauses after the last one that stated something, and stated nothing
     for clause in split_clauses(body):
         if REDACTED in clause or SECRET_LIKE.search(clause):
             continue  # the secret's clause says nothing storable; the rest of the sentence still counts
-        clause = _resolve_pronoun(clause, body[: body.find(clause)])
+        clause = resolve_pronoun(clause, body[: body.find(clause)])
         ctx_mode_before = ctx.mode
         mode, person, negative = _clause_mode(clause, ctx, hedged=hedged, confirms=confirms, proposal=proposal)
         if mode is None:
+            unread.append(clause)
             continue
         ctx = ClauseContext(mode, person, negative)
         if mode == "skip":
             _attach_rejection(out, clause)
+            unread.append(clause)
             continue
         if mode == "hedge" and out and _SAYING.search(clause) and not pairs_in(clause):
             continue  # "..., I think I told you already": about the conversation, not a hedge on the statement
@@ -193,6 +198,9 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
             for s in found:
                 s.weak = True
         out.extend(found)
+        unread = [] if found else [*unread, clause]
+    if why is None and out and unread and not out[-1].hedged and out[-1].slot is not None and out[-1].kind != "preference":
+        why = explanation("，".join(unread) if contains_cjk(body) else ", ".join(unread))  # "X，beego 太重了"
     if why and out:
         # the reason explains the sentence's choice: "X, not Y, because Z" is X because Z
         chosen = [s for s in out if not s.negative]
@@ -206,7 +214,7 @@ _PRONOUN = re.compile(r"^(?:and\s+|also\s+)?(?P<p>she|he)(?P<be>'s|\s+is)?\b", r
 _NAME = re.compile(r"\b[A-Z][a-z]{2,20}(?:\s+[A-Z][a-z]{2,20})?\b")
 
 
-def _resolve_pronoun(clause: str, before: str) -> str:
+def resolve_pronoun(clause: str, before: str) -> str:
     """"Priya is doing the design, she's our designer": "she" is the person named just before."""
     if clause.startswith(("他", "她")):
         owner = OWNER.search(before) or ROLE_STATEMENT.search(before)
@@ -237,7 +245,7 @@ def _attach_rejection(out: list[Statement], clause: str) -> None:
 def _own_marker(clause: str, *, proposal: bool) -> bool:
     return bool(PREFERENCE.search(clause) or MY_PREFERENCE.search(clause) or HEDGE.search(clause)
                 or DECISION.search(clause) or FACT.search(clause) or OWNER.search(clause) or ROLE_STATEMENT.search(clause)
-                or has_bound_pair(clause) or (proposal and PROPOSAL_MARK.search(clause)) or _nominal(clause))
+                or has_bound_pair(clause) or (proposal and PROPOSAL_MARK.search(clause)) or nominal(clause))
 
 
 def _clause_mode(
@@ -251,7 +259,9 @@ def _clause_mode(
         return "preference", _person(pref), bool(NEGATIVE_PREFERENCE.search(clause))
     if MY_PREFERENCE.search(clause):
         return "preference", None, False
-    if _negated(clause) and not _pairs_before_negation(clause):
+    if VERSUS.search(clause) and not DECISION.search(clause):
+        return None, None, False  # "Koa vs Midway": what is being weighed, neither side chosen
+    if negated(clause) and not pairs_before_negation(clause):
         return "skip", None, False
     bad = NEGATIVE_EVAL.search(clause)
     if bad and not (PREFERENCE.search(clause) or any(p.start >= bad.end() for p in pairs_in(clause))):
@@ -270,52 +280,9 @@ def _clause_mode(
         return "decision", None, False  # "缺陷管理用禅道", "用数据万象": a Chinese "X 用 Y" names its choice
     if ctx.mode in ("decision", "fact", "preference", "hedge"):
         return ctx.mode, ctx.person, ctx.negative
-    if _nominal(clause):
+    if nominal(clause):
         return "fact", None, False
     return None, None, False
-
-
-_FILLER = re.compile(
-    r"\b(?:so|then|ok(?:ay)?|and|with|plus|the|a|an|on|for|our|we|just|also|too|as well|both|all|"
-    r"mobile first|to start|for now|for the|on top|obviously|of course|monolith|app|service|setup|stack|mode)\b|[,，.。!！:：+&/]|还是|就|吧|和|加上|配合|先|"
-    r"另外|还有|其实|对了|目前|现在|依然|仍然|继续用?",
-    re.I,
-)
-
-
-def _nominal(clause: str) -> bool:
-    """"so React Native with Expo" / "Postgres 加 Redis": a clause that is little more than the names it states."""
-    pairs = pairs_in(clause)
-    if not pairs or is_question(clause):
-        return False
-    rest = clause
-    for p in sorted(pairs, key=lambda p: -p.start):
-        rest = rest[: p.start] + " " + rest[p.end :]
-    for v in open_values(clause):
-        rest = rest.replace(v.value, " ")
-    for phrase in find_phrases(rest):  # "后端 Java 17 + Spring Boot 3", "backend Django": slot words are not extra
-        if any(phrase.slot == p.slot for p in pairs):
-            rest = rest[: phrase.start] + " " * (phrase.end - phrase.start) + rest[phrase.end :]
-    rest = _FILLER.sub(" ", rest)
-    words = re.findall(r"[A-Za-z][\w.+#-]*|[\u3400-\u9fff]", rest)
-    return len(words) <= 1
-
-
-def _negated(clause: str) -> bool:
-    """A negation of its own: "not sure whether" and "还没想好" are undecided (hedges), not negations."""
-    return bool(NEGATION.search(UNDECIDED.sub(lambda m: " " * len(m.group(0)), clause)))
-
-
-def _pairs_before_negation(clause: str) -> bool:
-    """"Hono, not Express" / "用 Gin，不用 Echo": the clause states a value before it rejects another."""
-    neg = NEGATION.search(UNDECIDED.sub(lambda m: " " * len(m.group(0)), clause))
-    return bool(neg and pairs_in(clause[: neg.start()]) and find_values(clause[neg.end():]))
-
-
-def has_bound_pair(clause: str) -> bool:
-    values = find_values(clause)
-    phrases = find_phrases(clause)
-    return any(p.value for p in bound_pairs(clause, values, phrases))
 
 
 def _person(match: re.Match[str]) -> str | None:
@@ -326,6 +293,8 @@ def _person(match: re.Match[str]) -> str | None:
         return None  # "部署我倾向于 ...": the topic, then the speaker
     if who.lower() in ("we", "我们", "everyone", "everybody", "the team", "大家", "团队") or who.endswith("我们"):
         return "team"
+    if who and any(p.start == 0 and p.end == len(who) for p in find_phrases(who)):
+        return "__invalid__"  # "ORM 倾向 TypeORM": a slot named as the topic, not a person
     if who in ("他", "她"):
         return "__invalid__"  # a pronoun the clause alone cannot resolve
     if who.lower() in NOT_A_NAME or re.search(r"[的了是在就都也还用说]", who):
@@ -390,9 +359,16 @@ def _substantive(clause: str) -> bool:
     return len(terms) >= 2 and not re.search(r"\b(?:this|that|it|these|those)\b\s*[.!]?$", clause, re.I)
 
 
+_DECIDED_IT = re.compile(r"\bdecided (?:that|this|it|on (?:that|this|it))(?=\s*(?:[,.;!]|$|last|yesterday|earlier|already|"
+                         r"a while|together|before|after|back)\b|\s*[,.;!]|\s*$)|(?:这个|这事|这件事)(?:是)?(?:上周|之前|早就|已经)?"
+                         r"(?:就)?决定(?:好)?了", re.I)
+
+
 def _keyless(clause: str, mode: Mode, sentence: str) -> list[Statement]:
     """A statement with no slot: strong decisions ("we decided ..."), a value no slot names bound by a decision verb
     ("we'll use Zod for validation"; open vocabulary) and conventions ("we never ...")."""
+    if mode == "decision" and _DECIDED_IT.search(clause):
+        return []  # "Backend is FastAPI, we decided that last week": the clause before is the decision
     if mode == "decision" and STRONG_DECISION.search(clause) and _substantive(clause):
         return [Statement(kind="decision", slot=None, value=None, confidence=CONF_DECISION, text=sentence)]
     named = [v for v in open_values(clause) if not is_rejected(clause, v)]

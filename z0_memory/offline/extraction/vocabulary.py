@@ -41,10 +41,15 @@ SLOTS: tuple[Slot, ...] = (
           "web framework;server;http framework;the api;HTTP 框架;Web 框架;"
           "后端框架;后端;服务端框架;服务端",
           "Hono;Express|Express.js;Fastify;Koa;NestJS|Nest.js|Nest;Django;FastAPI;Flask;Rails|Ruby on Rails;Spring Boot;"
-          "Gin;Echo;Actix|Actix Web;Axum;Laravel;Phoenix;Litestar;Starlette;Elysia", area="backend"),
+          "Gin;Echo;Actix|Actix Web;Axum;Laravel;Phoenix;Litestar;Starlette;Elysia;"
+          # the better-known rest, so that "Quarkus, not Spring Boot" or "Tornado vs aiohttp" names a framework
+          "Quarkus;Micronaut;Ktor;Vert.x;Helidon;Dropwizard;Javalin;Play Framework;Sinatra;Hanami;Tornado;aiohttp;Sanic;"
+          "Quart;~Falcon;~Bottle;~Pyramid;Kratos;go-zero;~Fiber;~Chi;Beego;~Rocket;~Warp;Poem;Midway;Egg.js;ThinkPHP;"
+          "Symfony;CodeIgniter;CakePHP;Lumen;ASP.NET Core|ASP.NET|.NET Core;AdonisJS;LoopBack;Hapi;Restify;~Vapor", area="backend"),
     _slot("stack", "frontend_framework", "frontend framework", "前端框架",
           "web client;client side;client-side;spa;web frontend;客户端;frontend framework;frontend;front end;front-end;ui framework;web app;前端框架;前端",
-          "React;Vue|Vue.js;Svelte;SvelteKit;SolidJS|=Solid;Angular;Next.js|NextJS;Nuxt;Remix;Astro;Qwik",
+          "React;Vue|Vue.js;Svelte;SvelteKit;SolidJS|=Solid;Angular;Next.js|NextJS;Nuxt;Remix;Astro;Qwik;Hotwire;htmx;"
+          "Ember|Ember.js;Preact;Alpine.js;Blazor;LiveView|Phoenix LiveView",
           area="frontend"),
     _slot("stack", "language", "language", "开发语言",
           "programming language;language;编程语言;开发语言;语言",
@@ -58,7 +63,8 @@ SLOTS: tuple[Slot, ...] = (
           "Clerk;Auth0;Supabase Auth;Keycloak;NextAuth;Auth.js;Cognito;Lucia;Firebase Auth", area="auth"),
     _slot("stack", "queue", "job queue", "消息队列",
           "background processing;background workers;background job;job processing;async jobs;event bus;event streaming;message broker;pub/sub;pubsub;异步任务;后台任务;消息中间件;message queue;job queue;task queue;background jobs;queue;消息队列;任务队列;队列",
-          "Kafka;RabbitMQ;SQS;BullMQ;Celery;NATS;Sidekiq;Temporal;Pulsar"),
+          "Kafka;RabbitMQ;SQS;BullMQ;Celery;NATS;Sidekiq;Temporal;Pulsar;RocketMQ;ActiveMQ;Dramatiq;RQ;Resque;Oban;"
+          "Hangfire;Faktory;Procrastinate;Redpanda;Google Pub/Sub"),
     _slot("stack", "payments", "payment provider", "支付服务", "billing;payment processing;checkout;收款;计费;payment provider;payments;支付",
           "Stripe;Paddle;Adyen;Braintree"),
     _slot("database", "database", "database", "数据库",
@@ -66,16 +72,17 @@ SLOTS: tuple[Slot, ...] = (
           "Supabase Postgres;Postgres|PostgreSQL|psql;MySQL;MariaDB;SQLite;MongoDB|Mongo;DynamoDB;"
           "CockroachDB;PlanetScale;Neon;Firestore;Cassandra;TiDB;TimescaleDB;InfluxDB;Supabase", area="database"),
     _slot("database", "cache", "cache", "缓存", "caching layer;session store;in-memory store;缓存服务;cache layer;caching;cache;缓存层;缓存",
-          "Redis;Memcached;Valkey;KeyDB;Dragonfly"),
+          "Redis;Memcached;Valkey;KeyDB;Dragonfly;Caffeine;Cachex;Ehcache;Hazelcast"),
     _slot("database", "orm", "ORM", "ORM", "database layer;db layer;data layer;orm;query builder;data access layer;数据访问层",
           "Drizzle|Drizzle ORM;Prisma;SQLAlchemy;TypeORM;Sequelize;Django ORM;Kysely;GORM;SQLModel;Peewee;"
-          "MikroORM"),
+          "MikroORM;SeaORM;~Exposed;Hibernate;MyBatis;Diesel;Ecto;Active Record|ActiveRecord;Eloquent;Doctrine;"
+          "Entity Framework|EF Core;Mongoose;Tortoise ORM;Objection.js"),
     _slot("database", "migrations", "migration tool", "迁移工具",
           "db migrations;database migrations;schema migrations;migration tool;migrations;迁移工具;数据库迁移;迁移脚本",
           "Alembic;Flyway;Liquibase;Atlas;golang-migrate"),
     _slot("database", "search", "search engine", "搜索引擎",
           "search backend;full text search;site search;检索;search engine;full-text search;search;全文搜索;搜索引擎;搜索功能;搜索",
-          "Elasticsearch;OpenSearch;Meilisearch;Typesense;Algolia"),
+          "Elasticsearch;OpenSearch;Meilisearch;Typesense;Algolia;Solr|Apache Solr;Manticore"),
     _slot("database", "warehouse", "data warehouse", "数据仓库",
           "analytics database;olap;reporting database;数据分析;data warehouse;analytics warehouse;warehouse;数据仓库;数仓",
           "ClickHouse;DuckDB;BigQuery;Snowflake;Redshift;Databricks"),
@@ -181,13 +188,16 @@ def _build_value_index() -> list[tuple[re.Pattern[str], str, Slot]]:
         for spec in slot.values:
             canonical, *aliases = spec.split("|")
             for term in (canonical, *aliases):
-                entries.append((term, canonical, slot))
-    entries.sort(key=lambda e: -len(e[0].lstrip("=")))
+                entries.append((term, canonical.lstrip("=~"), slot))
+    entries.sort(key=lambda e: -len(e[0].lstrip("=~")))
     return [(_value_regex(t), c, s) for t, c, s in entries]
 
 
 def _value_regex(term: str) -> re.Pattern[str]:
-    """A leading '=' marks a value that is also a common word ("Go"): exact case, and not "Go with ..."."""
+    """A leading '=' marks a value that is also a common word ("Go"): exact case, and not "Go with ..."; a leading '~'
+    one that is a common noun ("Falcon", "Rocket"): exact case only."""
+    if term.startswith("~"):
+        return re.compile(term_pattern(term[1:]))
     if term.startswith("="):
         guard = r"(?!\s+(?:with|ahead|for|to|back|live|on|through|over)\b)"
         return re.compile(term_pattern(term[1:]) + guard)

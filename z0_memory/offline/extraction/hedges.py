@@ -1,0 +1,70 @@
+"""Hedges from outside a statement's clause: a sentence that only hedges ("不过还没最终定。") hedges the sentence before
+it, an undecided sentence about "it" hedges the one value named just before, and tentative options for one slot in a
+sentence are one pending memory ("Qdrant or pgvector")."""
+
+from __future__ import annotations
+
+import re
+
+from z0_memory.offline.extraction.binding import open_values
+from z0_memory.offline.extraction.cues import HEDGE, UNDECIDED, UNSURE
+from z0_memory.offline.extraction.model import CONF_HEDGE, CONF_UNSURE, Statement
+from z0_memory.offline.extraction.statements import analyse_sentence
+from z0_memory.offline.extraction.vocabulary import find_values, norm_value
+
+
+def alternatives(found: list[Statement]) -> list[Statement]:
+    """"也许用 Qdrant，也许用 pgvector": tentative options for one slot in a sentence are one pending memory
+    ("Qdrant or pgvector"), not the last one named."""
+    out: list[Statement] = []
+    for s in found:
+        same = next((o for o in out if o.hedged and s.hedged and o.slot is not None and o.slot == s.slot
+                     and o.kind == s.kind and o.value and s.value), None)
+        if same is None:
+            out.append(s)
+        elif norm_value(s.value) not in {norm_value(v) for v in (same.value or "").split(" or ")}:
+            same.value = f"{same.value} or {s.value}"
+            same.text = f"{same.text}, {s.text}"
+    return out
+
+
+def bare_hedge(sentence: str) -> bool:
+    """A sentence that only hedges ("Not final though.", "不过还没最终定。"): a hedge cue and no value of its own."""
+    approving = re.search(r"\b(?:right|good|great|better|best|sense|fits?|correct)\b|好|对|合适|不错|没错", sentence, re.I)
+    cue = UNDECIDED.search(sentence) or (None if approving else HEDGE.search(sentence))
+    if cue is None or find_values(sentence) or open_values(sentence):
+        return False
+    rest = (sentence[: cue.start()] + " " + sentence[cue.end():]).strip()
+    rest = re.sub(r"^(?:but|though|although|still|yet|however|and|so|不过|但是?|只是|其实|目前|现在)\b", "", rest, flags=re.I)
+    opening = re.sub(r"^(?:(?:but|though|although|still|however|and|honestly|tbh|not|不过|但是?|只是|其实)\W+)+", "",
+                     sentence.strip(), flags=re.I)
+    opened = UNDECIDED.match(opening) or UNDECIDED.match(sentence.strip())
+    if opened and not re.match(r"\s*(?:why|how|what|who|where|when|about the)\b|为什么|怎么", (opening if
+                               UNDECIDED.match(opening) else sentence.strip())[opened.end():], re.I):
+        return True  # "Not sure yet long-term, the pricing might change.": it opens by saying nothing is settled
+    # little else said: "Not final though.", "不过还没最终定。" (not "Maybe we'll also archive raw payloads to S3")
+    return len(re.findall(r"[A-Za-z][\w'-]*", rest)) + len(re.findall(r"[\u3400-\u9fff]", rest)) // 2 <= 3
+
+
+_IT = re.compile(r"\b(?:it|that|that one|this one)\b|它|这个", re.I)
+
+
+def pronoun_hedge(sentence: str, previous_text: str) -> list[Statement]:
+    """"Is RSpec what the team uses? I'm not sure yet whether we'll standardise on it.": an undecided sentence whose
+    only object is a pronoun is about the one value the sentence before named (even a question)."""
+    if not (UNDECIDED.search(sentence) or HEDGE.search(sentence)) or find_values(sentence) or not _IT.search(sentence):
+        return []
+    named = {norm_value(v.value): v.value for v in [*find_values(previous_text), *open_values(previous_text)]}
+    if len(named) != 1:
+        return []
+    value = next(iter(named.values()))
+    found, _ = analyse_sentence(_IT.sub(lambda m: value, sentence, count=1))
+    for s in found:
+        hedge(s, sentence)
+    return found
+
+
+def hedge(s: Statement, cue: str) -> None:
+    if s.kind != "preference":
+        s.hedged, s.confirms = True, False
+        s.confidence = CONF_UNSURE if UNSURE.search(cue) else CONF_HEDGE

@@ -1,0 +1,60 @@
+"""Clause tests the statement rules share: a clause that is little more than the names it states, a negation of
+its own (not an undecided "not sure whether"), a value stated before the alternative it turns down, a bound pair."""
+
+from __future__ import annotations
+
+import re
+
+from z0_memory.offline.extraction.binding import bound_pairs, open_values, pairs_in
+from z0_memory.offline.extraction.clauses import is_question
+from z0_memory.offline.extraction.cues import NEGATION, UNDECIDED
+from z0_memory.offline.extraction.vocabulary import find_phrases, find_values
+
+
+_FILLER = re.compile(
+    r"\b(?:so|then|ok(?:ay)?|and|with|plus|the|a|an|on|for|our|we|just|also|too|as well|both|all|"
+    r"mobile first|to start|for now|for the|on top|obviously|of course|monolith|app|service|setup|stack|mode)\b|[,，.。!！:：+&/]|还是|就|吧|和|加上|配合|先|"
+    r"另外|还有|其实|对了|目前|现在|依然|仍然|继续用?",
+    re.I,
+)
+
+
+def nominal(clause: str) -> bool:
+    """"so React Native with Expo" / "Postgres 加 Redis": a clause that is little more than the names it states."""
+    pairs = pairs_in(clause)
+    if not pairs or is_question(clause):
+        return False
+    rest = clause
+    for p in sorted(pairs, key=lambda p: -p.start):
+        rest = rest[: p.start] + " " + rest[p.end :]
+    for v in open_values(clause):
+        rest = rest.replace(v.value, " ")
+    for phrase in find_phrases(rest):  # "后端 Java 17 + Spring Boot 3", "backend Django": slot words are not extra
+        if any(phrase.slot == p.slot for p in pairs):
+            rest = rest[: phrase.start] + " " * (phrase.end - phrase.start) + rest[phrase.end :]
+    rest = _FILLER.sub(" ", rest)
+    words = re.findall(r"[A-Za-z][\w.+#-]*|[\u3400-\u9fff]", rest)
+    return len(words) <= 1
+
+
+def negated(clause: str) -> bool:
+    """A negation of its own: "not sure whether" and "还没想好" are undecided (hedges), not negations."""
+    return bool(NEGATION.search(UNDECIDED.sub(lambda m: " " * len(m.group(0)), clause)))
+
+
+def pairs_before_negation(clause: str) -> bool:
+    """"Hono, not Express" / "用 Gin，不用 Echo": the clause states a value before it rejects another."""
+    neg = NEGATION.search(UNDECIDED.sub(lambda m: " " * len(m.group(0)), clause))
+    if neg is None:
+        return False
+    after = clause[neg.end():]
+    return bool(pairs_in(clause[: neg.start()]) and (find_values(after) or _NAME_NEXT.match(after)))
+
+
+_NAME_NEXT = re.compile(r"\s*(?:用|选|采用|(?i:the|using)\s+)?[A-Z][\w.+#-]*")  # "而不是 ThinkPHP", "not Micronaut"
+
+
+def has_bound_pair(clause: str) -> bool:
+    values = find_values(clause)
+    phrases = find_phrases(clause)
+    return any(p.value for p in bound_pairs(clause, values, phrases))

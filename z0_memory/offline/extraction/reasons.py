@@ -1,0 +1,106 @@
+"""Where a choice's reason comes from when it is not in the choice's own clause (``clauses.split_rationale`` reads
+"X because Y", "为了 Y，X" and "X，主要是 Y"): the sentence after it, with a cue ("The reason: ...", "理由是 ...") or
+without one ("cold starts on Lambda were killing us", "we looked at Sinatra but it's too barebones"), and the user's
+next message ("Startup time and memory footprint matter a lot since we run on scale-to-zero containers.").
+
+A sentence explains the choice before it only when it states nothing of its own (the caller's rules found no
+statement in it) and says something: not a question, hedge, instruction, request, greeting or acceptance, and more
+than a bare rejection ("Flask is out.", "没选 Gin。"). A cued reason outranks a plain one, and a reason never replaces
+one the choice already has. From another message the link must show: a reason cue, or a name the choice holds
+(its value or the alternative it turned down); and only a choice the store already holds is given it (the write gate
+keeps it as a new version of the fact, ``writes._new_reason``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from z0_memory.offline.extraction.clauses import content_terms, is_chitchat, is_question
+from z0_memory.offline.extraction.cues import (
+    ACCEPT_ONLY,
+    CLAUSE_REASON,
+    CONFIRM_PREFIX,
+    HEDGE,
+    INSTRUCTION,
+    NEGATION,
+    RATIONALE,
+    REASON_SENTENCE,
+    REMEMBER,
+    TASK_REQUEST,
+    UNDECIDED,
+)
+from z0_memory.offline.extraction.model import ExistingMemory, Statement
+from z0_memory.offline.extraction.vocabulary import find_values, norm_value, term_pattern
+
+# Words that only turn an alternative down ("Flask is out", "Rocket 出局了"): a rejection, not a reason
+_TURNED_DOWN = re.compile(r"\b(?:out|gone|dropped|rejected|ruled out|off the table|no more)\b|出局|出局了|放弃了?|不考虑了?|"
+                          r"不用了?|没选|也不要了?|淘汰了?", re.I)
+_COMPARED = re.compile(r"(?:也|都|还|会)?(?:更好|更合适|比较好)")
+# A request to the assistant ("Please wire it into the API routes", "let's do the routing first", "帮我加个重试")
+_REQUEST = re.compile(r"(?:please|pls|can you|could you|would you|let'?s|let us|go ahead|请|帮我|麻烦|给我|先帮)\b", re.I)
+_PUNCT = " .。!！;；,，:：—–-"
+
+
+def cued_reason(sentence: str) -> str | None:
+    """The reason a sentence opening with a reason cue gives ("The reason: our ops folks ...", "理由是 ..."), cue
+    stripped."""
+    m = REASON_SENTENCE.match(sentence.strip())
+    if m is None:
+        return None
+    return sentence.strip()[m.end():].strip(_PUNCT) or None
+
+
+def explanation(sentence: str) -> str | None:
+    """What a sentence that states nothing says in explanation of the choice next to it, in the user's words, or None
+    when it is no explanation (see the module's docstring)."""
+    text = REMEMBER.sub("", sentence.strip()).strip(_PUNCT)
+    if not text or is_question(text) or is_chitchat(text) or INSTRUCTION.search(text) or TASK_REQUEST.search(text) \
+            or _REQUEST.match(text):
+        return None
+    hedge = HEDGE.search(_COMPARED.sub(" ", text))  # "性能也更好" compares; it does not hedge
+    if hedge or UNDECIDED.search(text) or ACCEPT_ONLY.match(text) or CONFIRM_PREFIX.match(text):
+        return None  # "maybe later", "为了减少运维，缓存先不定": a hedge of its own, not a reason
+    rest = text
+    for v in find_values(text):
+        rest = rest.replace(v.value, " ")
+    rest = _TURNED_DOWN.sub(" ", NEGATION.sub(" ", rest))
+    if len(content_terms(rest)) < 2:
+        return None  # "Flask is out.", "Express 就不用了。"
+    return cued_reason(text) or text
+
+
+def has_cue(sentence: str) -> bool:
+    return bool(REASON_SENTENCE.match(sentence.strip()) or RATIONALE.search(sentence) or CLAUSE_REASON.search(sentence))
+
+
+def names_one_of(sentence: str, statements: Sequence[Statement]) -> bool:
+    """The sentence names what one of the statements chose or turned down."""
+    names = {n for s in statements for n in (s.value, s.rejected, s.old_value) if n}
+    return any(re.search(term_pattern(n), sentence, re.I) for n in names)
+
+
+def restates(found: Sequence[Statement], chosen: Sequence[Statement]) -> bool:
+    """Every statement of ``found`` names a choice of ``chosen`` again (same slot and value)."""
+    said = {(s.slot, norm_value(s.value)) for s in chosen if s.value}
+    return all(s.value and (s.slot, norm_value(s.value)) in said and not s.hedged for s in found)
+
+
+def explainable(statements: Sequence[Statement]) -> list[Statement]:
+    """The firm choices a reason may be given to: keyed, not hedged, no reason yet."""
+    return [s for s in statements if s.slot is not None and s.value and not s.hedged and s.kind != "preference"
+            and not s.rationale]
+
+
+def give(statements: Sequence[Statement], why: str) -> bool:
+    targets = explainable(statements)
+    for s in targets:
+        s.rationale = why
+    return bool(targets)
+
+
+def held(statements: Sequence[Statement], existing: Sequence[ExistingMemory], key_of) -> list[Statement]:
+    """The statements the store already holds as current facts (same key and value): what a later message may
+    explain."""
+    current = {(m.key, norm_value(m.value)) for m in existing if m.key and m.value and not m.pending}
+    return [s for s in statements if (key_of(s), norm_value(s.value)) in current]
