@@ -23,7 +23,7 @@ from datetime import datetime
 import psycopg
 
 from z0_memory.stores.database import statement
-from z0_memory.stores.memory_rows import COLUMNS, PERIOD_SQL, ROW_FILTER, SCOPE_SQL
+from z0_memory.stores.memory_rows import COLUMNS, PERIOD_SQL, ROW_FILTER, SCOPE_SQL, filtered
 from z0_memory.stores.schema import CONTEXT_TERM_WEIGHT, SEMANTIC_TABLE, STATS_TABLE
 from z0_memory.stores.scope import Scope
 from z0_memory.text import or_tsquery, query_terms, tsquery_lexeme
@@ -42,12 +42,6 @@ BM25_COMMON_TERMS = 4  # common lexemes combined into candidate branches (2^4 - 
 # nothing and is scored only when it could still rank among the best k (``Bm25Plan.rest_bound``). Scoring every
 # such memory was most of a search: a whole imported conversation, for any question that names a speaker.
 BM25_SELECTIVE_SHARE = 0.9
-
-def filtered(template: str, condition: str | None) -> str:
-    """A search statement from its template: :data:`ROW_FILTER` replaced by ``AND (condition)`` (a further
-    condition on the semantic table's columns, e.g. a LangGraph store namespace; ``None``: no condition)."""
-    return statement(template.replace(ROW_FILTER, f" AND ({condition})" if condition else ""))
-
 
 CAND_COLUMNS = ", ".join(f"m.{column}" for column in COLUMNS.split(", "))
 BM25_PLAN_SQL = statement(f"""

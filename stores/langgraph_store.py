@@ -279,15 +279,16 @@ class Z0Store(BaseStore):
             return cls(value=_memory_value(row["content"], row["kind"], row["confidence"], row["rationale"]),
                        key=str(row["id"]), namespace=(project, row["category"]), created_at=row["created_at"],
                        updated_at=row["created_at"], **extra)
-        return cls(value=item["value"], key=item["key"], namespace=self._shown(project, tuple(item["ns"].split("."))),
-                   created_at=datetime.fromisoformat(item["created_at"]), updated_at=row["created_at"], **extra)
+        return self._stored_item(project, item, cls, row["created_at"], **extra)
 
     def _hit_item(self, project: str, hit: Hit) -> SearchItem:
         """A store item found by a search, as search returns it (its hit's ``metadata[META]`` is the item)."""
-        item = hit.metadata[store_items.META]
-        return SearchItem(value=item["value"], key=item["key"],
-                          namespace=self._shown(project, tuple(item["ns"].split("."))), created_at=datetime.fromisoformat(item["created_at"]), updated_at=hit.created_at,
-                          score=hit.score)
+        return self._stored_item(project, hit.metadata[store_items.META], SearchItem, hit.created_at, score=hit.score)
+
+    def _stored_item(self, project: str, item: dict[str, Any], cls: type, updated_at: datetime, **extra: Any) -> Any:
+        """A store item (a row's ``metadata[META]``) as get and search return it; ``updated_at``: its last put."""
+        return cls(value=item["value"], key=item["key"], namespace=self._shown(project, tuple(item["ns"].split("."))),
+                   created_at=datetime.fromisoformat(item["created_at"]), updated_at=updated_at, **extra)
 
     # ---- search --------------------------------------------------------------------------------------------------
 
@@ -296,7 +297,7 @@ class Z0Store(BaseStore):
         if len(rel) == 1:
             validate_segment(rel[0], "category")
         wanted = op.filter or None
-        if op.query and len(rel) > 1:  # items of one namespace, by similarity, filtered in SQL
+        if op.query and len(rel) > 1:  # items of one namespace: the hybrid search, filtered inside it
             hits = await store_items.ranked_items(pm.semantic.search_engine, rel, op.query, wanted,
                                                   limit=op.limit, offset=op.offset)
             return [self._hit_item(pm.scope.project, h) for h in hits]

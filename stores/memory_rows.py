@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from z0_memory.schemas import Hit, MemoryRecord
+from z0_memory.stores.database import statement
 
 COLUMN_NAMES = (
     "id", "content", "project", "user_id", "category", "kind", "confidence", "created_at", "superseded_at",
@@ -21,8 +22,14 @@ SCOPE_SQL = ("project = %(project)s AND user_id = %(user_id)s AND (%(all)s OR su
 PERIOD_SQL = ("(%(since)s::timestamptz IS NULL OR created_at >= %(since)s::timestamptz) "
               "AND (%(until)s::timestamptz IS NULL OR created_at < %(until)s::timestamptz)")
 
-# Where a search statement's template takes a further condition on the row (``stores.bm25.filtered``).
+# Where a search statement's template takes a further condition on the row (:func:`filtered`).
 ROW_FILTER = "/*row filter*/"
+
+
+def filtered(template: str, condition: str | None) -> str:
+    """A search statement from its template: :data:`ROW_FILTER` replaced by ``AND (condition)`` (a further
+    condition on the semantic table's columns, e.g. a LangGraph store namespace; ``None``: no condition)."""
+    return statement(template.replace(ROW_FILTER, f" AND ({condition})" if condition else ""))
 
 
 def record(row: dict[str, Any]) -> MemoryRecord:

@@ -30,12 +30,19 @@ from z0_memory.stores.bm25 import (
     Bm25Plan,
     bm25_params,
     bm25_rows,
-    filtered,
     on_connection,
     plan_with,
 )
 from z0_memory.stores.database import Database, statement
-from z0_memory.stores.memory_rows import COLUMNS, PERIOD_SQL, ROW_FILTER, SCOPE_SQL, hit_from_record, record
+from z0_memory.stores.memory_rows import (
+    COLUMNS,
+    PERIOD_SQL,
+    ROW_FILTER,
+    SCOPE_SQL,
+    filtered,
+    hit_from_record,
+    record,
+)
 from z0_memory.stores.schema import SEMANTIC_TABLE
 from z0_memory.stores.scope import Scope
 from z0_memory.stores.vectors import VectorParam
