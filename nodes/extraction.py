@@ -304,7 +304,7 @@ async def extract_turn(pm: ProjectMemory, memory: Z0Memory, turn: Sequence[TurnM
     """Extract and write one turn; raises ModelCallError when the model fails (the caller queues the turn).
 
     ``secrets``: the secret strings said in the turn (``turn_secrets``), scrubbed from every candidate.
-    ``earlier``: the user's message before the turn in its thread, context for the offline rules only (a turn that
+    ``earlier``: the turn before it in its thread (its user message), context for the offline rules only (a turn that
     gives the reason for what that message chose: ``offline.extraction.reasons``).
     """
     related = await related_memories(pm, turn)
@@ -370,7 +370,7 @@ async def extract_conversation(pm: ProjectMemory, memory: Z0Memory, messages: Se
             continue
         if failure is None:
             try:
-                earlier = [m for m in read_turn(turns[n - 1]) if m.role == "user"] if n else []
+                earlier = read_turn(turns[n - 1]) if n else []  # the turn before: what this one may explain
                 turn_outcomes = await extract_turn(pm, memory, turn, ctx, thread_id, turn_secrets(raw), earlier)
             except ModelCallError as exc:
                 failure = redact_secrets(str(exc))

@@ -94,14 +94,16 @@ def _analyse_message(text: str, ignored: list[str],
     for sentence in split_sentences(clean):
         sentence = _without_requests(_without_instructions(REMEMBER.sub("", sentence.strip()), ignored))
         why = reasons.cued_reason(sentence)
-        if why and not statements and stated and not (reasons.explanation(sentence) and not analyse_sentence(sentence)[0]):
+        # a cued reason that states nothing else (read once: it may explain the choice before it, or the one after)
+        only_reason = bool(why) and bool(reasons.explanation(sentence)) and not analyse_sentence(sentence)[0]
+        if why and not statements and stated and not only_reason:
             why = None  # the previous message's choice: only a sentence that states nothing else explains it
         if why and [s for s in stated if not s.rationale]:
             for s in stated:  # the reason for the last statement before it, not a statement of its own
                 s.rationale = s.rationale or why
             previous, stated, adjacent, previous_text = [], [], [], sentence
             continue
-        if why and not stated and not statements and reasons.explanation(sentence) and not analyse_sentence(sentence)[0]:
+        if why and not stated and not statements and only_reason:
             ahead, previous_text = why, sentence  # kept for the choice the next sentence states
             continue
         if previous_text:  # "Laura finalized the mockups; she's our designer": she is Laura
@@ -312,8 +314,9 @@ def extract_candidates(
     the rules stated nothing about in a plain clause the model reads as asserted is a fact, unless the project
     already holds that key.
 
-    ``earlier``: the user's message before this turn in the same thread (context, never read for statements of its
-    own): a choice it stated that the store holds is said again when this turn opens by giving its reason.
+    ``earlier``: the turn before this one in the same thread, whose last user message is context (never read for
+    statements of its own): a choice it stated that the store holds is said again when this turn opens by giving
+    its reason.
     """
     normalize_segment(project)
     state = _TurnState()
