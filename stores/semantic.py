@@ -31,6 +31,7 @@ from langchain_core.vectorstores import VectorStoreRetriever
 from z0_memory.stores.database import Database
 from z0_memory.stores.memory_rows import COLUMNS, record
 from z0_memory.stores.search import SearchEngine
+from z0_memory.stores.store_items import META as ITEM_META
 from z0_memory.stores.schema import SEMANTIC_TABLE, search_columns
 from z0_memory.stores.scope import Scope
 from z0_memory.stores.vectors import VectorParam
@@ -162,12 +163,15 @@ async def insert_row(
 
 
 class ScopedVectorStore:
-    """A ``PGVectorStore`` limited to one scope: every search gets the scope's filter (current memories only)."""
+    """A ``PGVectorStore`` limited to one scope: every search gets the scope's filter (current memories only, and
+    no store item put with ``index=False``: its zero vector has no cosine distance, so it would come back scored NaN
+    instead of being left out as z0-memory's own searches leave it)."""
 
     def __init__(self, store: PGVectorStore, scope: Scope) -> None:
         self._store = store
+        indexed = {"$or": [{ITEM_META: {"$exists": False}}, {f"{ITEM_META}.indexed": {"$eq": True}}]}
         self._scope_filter = {"$and": [{"project": {"$eq": scope.project}}, {"user_id": {"$eq": scope.user_id}},
-                                       {"superseded_at": {"$exists": False}}]}
+                                       {"superseded_at": {"$exists": False}}, indexed]}
 
     def _scoped(self, kwargs: dict[str, Any]) -> dict[str, Any]:
         given = kwargs.pop("filter", None)

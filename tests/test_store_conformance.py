@@ -277,6 +277,10 @@ async def test_an_item_put_without_index_stays_out_of_the_memory_searches(memory
     for hits in (await pm.semantic.search("Helix editor", 5), await pm.semantic.keyword_search("Helix editor", 5),
                  await pm.semantic.hybrid_search("Helix editor", 5), await first_round(pm, "which editor, Helix?")):
         assert [h.content for h in hits] == ["Bob uses the Zed editor"]
+    view = pm.semantic.as_vectorstore()  # the LangChain view too: a zero vector has no cosine distance (NaN)
+    scored = await view.asimilarity_search_with_score("Helix editor", k=5)
+    assert [d.page_content for d, _ in scored] == ["Bob uses the Zed editor"] and scored[0][1] == scored[0][1]
+    assert [d.page_content for d in await view.as_retriever().ainvoke("Helix editor")] == ["Bob uses the Zed editor"]
     assert [i.key for i in await store.asearch(("memories",), query="Helix editor")] == ["loud"]
     assert [i.key for i in await store.asearch(("memories", "alice"), query="Helix editor")] == ["loud"]
 
