@@ -95,6 +95,9 @@ TUNABLES: tuple[Tunable, ...] = (
             bound=(("z0_memory.stores.search", "rrf_ranking", "rrf_k"),
                    ("z0_memory.stores.search", "rrf_fuse", "rrf_k"))),
     Tunable("fusion.RRF_K", "z0_memory.offline.fusion", "RRF_K", (3, 5, 10)),
+    # a method, not a constant: the rounds' fused lists fused again ("nested"), or every round's BM25 and dense
+    # rankings fused once with search.RRF_K ("flat"; issue 18)
+    Tunable("fusion.ROUND_FUSION", "z0_memory.offline.fusion", "ROUND_FUSION", ("nested", "flat")),
     Tunable("fusion.LATER_ROUND_WEIGHT", "z0_memory.offline.fusion", "LATER_ROUND_WEIGHT", (0.25, 0.5, 1.0)),
     Tunable("fusion.TIME_WEIGHT", "z0_memory.offline.fusion", "TIME_WEIGHT", (1.0, 3.0)),
     Tunable("fusion.CONTEXT_WEIGHT", "z0_memory.offline.fusion", "CONTEXT_WEIGHT", (0.25, 0.5, 1.0)),
@@ -636,10 +639,35 @@ async def run_variants(args: argparse.Namespace) -> dict[str, Any]:
         row["worst change r@10"] = round(worst, 4)
         row["keeps recall"] = row["mean r@10"] >= base["mean r@10"] and worst >= -0.01
         out[spec] = row
-    return {"data": str(Path(args.data).resolve()), "conversations": names,
-            "questions": sum(len(c.questions) for c in convs), "max_rounds": args.max_rounds,
-            "embedding_model": embedder, "defaults": {t.name: current_value(t) for t in TUNABLES},
-            "variants": out, "ingest_s": round(ingest_s, 1), "total_s": round(time.perf_counter() - started, 1)}
+    result = {"data": str(Path(args.data).resolve()), "conversations": names,
+              "questions": sum(len(c.questions) for c in convs), "max_rounds": args.max_rounds,
+              "embedding_model": embedder, "defaults": {t.name: current_value(t) for t in TUNABLES},
+              "variants": out, "ingest_s": round(ingest_s, 1), "total_s": round(time.perf_counter() - started, 1)}
+    if args.choose:
+        result["chosen"] = choose_variant(scored, list(variants), names, base)
+    return result
+
+
+def choose_variant(scored: Mapping[str, Mapping[str, Sequence[dict[str, Any]]]], specs: Sequence[str],
+                   names: Sequence[str], base: Mapping[str, Any]) -> dict[str, Any]:
+    """``--choose``: a family of variants (one design, its weights on a grid) scored as a method. Each held-out
+    conversation gets the variant with the best pooled recall@10 on the *other* conversations (ties: the first
+    given), and its recall on the held-out one is set against the defaults' there; the defaults are no candidate."""
+    r10 = {spec: {c: [r["r@10"] for r in scored[spec][c]] for c in names} for spec in specs}
+    picks = choose_by_folds({"variant": r10}, {"variant": specs[0]}, names)
+    folds = []
+    for c in names:
+        spec = picks[c]["variant"]
+        rows = scored[spec][c]
+        folds.append({"held_out": c, "chosen": spec, "r@10": _mean(rows), "defaults r@10": base["r@10"][c],
+                      "r@5": _mean(rows, "r@5"), "multi-hop": _mean(rows, category="multi-hop")})
+    deltas = [f["r@10"] - f["defaults r@10"] for f in folds]
+    mean = round(statistics.fmean(f["r@10"] for f in folds), 4)
+    return {"folds": folds, "mean r@10": mean, "worst change r@10": round(min(deltas), 4),
+            "mean r@5": round(statistics.fmean(f["r@5"] for f in folds), 4),
+            "mean multi-hop r@10": round(statistics.fmean(
+                f["multi-hop"] for f in folds if f["multi-hop"] is not None), 4),
+            "keeps recall": mean >= base["mean r@10"] and min(deltas) >= -0.01}
 
 
 def render_variants(result: dict[str, Any]) -> str:
@@ -655,6 +683,15 @@ def render_variants(result: dict[str, Any]) -> str:
         lines.append(f"{spec} | {row['pooled r@10']:.4f} | " + " | ".join(f"{row['r@10'][c]:.4f}" for c in names)
                      + f" | {row['mean r@10']:.4f} | {row['worst change r@10']:+.4f} | {row['mean r@5']:.4f} | "
                      f"{row['mean multi-hop r@10']:.4f} | {'yes' if row['keeps recall'] else 'no'}")
+    if "chosen" in result:
+        chosen = result["chosen"]
+        lines += ["", "--choose (each held-out conversation gets the variant best on the others):",
+                  "held out | chosen | r@10 | defaults r@10 | r@5 | multi-hop"]
+        lines += [f"{f['held_out']} | {f['chosen']} | {f['r@10']:.4f} | {f['defaults r@10']:.4f} | {f['r@5']:.4f} | "
+                  f"{f['multi-hop']}" for f in chosen["folds"]]
+        lines.append(f"mean {chosen['mean r@10']:.4f}, worst change {chosen['worst change r@10']:+.4f}, mean r@5 "
+                     f"{chosen['mean r@5']:.4f}, mean multi-hop {chosen['mean multi-hop r@10']:.4f}, keeps recall: "
+                     f"{'yes' if chosen['keeps recall'] else 'no'}")
     lines += ["", f"import {result['ingest_s']} s; total {result['total_s']} s"]
     return "\n".join(lines)
 
@@ -772,12 +809,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--variant", action="append", default=None, metavar="NAME=VALUE,...",
                         help="score the loop per conversation with these TUNABLES patched together, against the "
                              "defaults (repeatable; the loop only)")
+    parser.add_argument("--choose", action="store_true",
+                        help="with --variant: the variants are one design's candidates; choose one per held-out "
+                             "conversation on the others (leave-one-conversation-out) and score it there")
     args = parser.parse_args(argv)
     if not Path(args.data).is_dir():
         parser.error(f"{args.data} is not a folder")
     os.environ.setdefault("LANGSMITH_TRACING", "false")
     if args.folds and args.variant:
         parser.error("--folds and --variant are two runs")
+    if args.choose and not args.variant:
+        parser.error("--choose chooses among --variant rows")
     if args.variant:
         result = asyncio.run(run_variants(args))
         print(render_variants(result))

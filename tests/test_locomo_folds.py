@@ -87,6 +87,35 @@ def test_a_variant_names_tunables_and_takes_their_types(bench):
             bench.parse_variant(bad)
 
 
+
+def _rows(per_conversation):
+    return {c: [{"r@10": v, "r@5": v, "category": "multi-hop"} for v in values]
+            for c, values in per_conversation.items()}
+
+
+def test_choose_variant_scores_each_held_out_conversation_with_the_variant_best_on_the_others(bench):
+    # variant "x" is best on a, "y" on b and c; the defaults would win everywhere but are no candidate
+    scored = {"defaults": _rows({"a": [0.9], "b": [0.9], "c": [0.9]}),
+              "x": _rows({"a": [0.8], "b": [0.1], "c": [0.1]}),
+              "y": _rows({"a": [0.2], "b": [0.6], "c": [0.5]})}
+    base = {"r@10": {"a": 0.9, "b": 0.9, "c": 0.9}, "mean r@10": 0.9}
+    out = bench.choose_variant(scored, ["x", "y"], ["a", "b", "c"], base)
+    # held out a: b+c pooled -> x 0.1, y 0.55; held out b: a+c -> x 0.45, y 0.35; held out c: a+b -> x 0.45, y 0.4
+    assert [f["chosen"] for f in out["folds"]] == ["y", "x", "x"]
+    assert [f["r@10"] for f in out["folds"]] == [0.2, 0.1, 0.1]  # each scored on its held-out conversation only
+    assert out["worst change r@10"] == -0.8 and not out["keeps recall"]
+    # the held-out conversation's own scores never change its pick
+    rigged = {**scored, "x": _rows({"a": [1.0], "b": [0.1], "c": [0.1]})}
+    assert bench.choose_variant(rigged, ["x", "y"], ["a", "b", "c"], base)["folds"][0]["chosen"] == "y"
+
+
+def test_choose_variant_keeps_recall_only_within_the_rule(bench):
+    scored = {"x": _rows({"a": [0.8], "b": [0.695]}), "y": _rows({"a": [0.0], "b": [0.0]})}
+    out = bench.choose_variant(scored, ["x", "y"], ["a", "b"], {"r@10": {"a": 0.7, "b": 0.7}, "mean r@10": 0.7})
+    assert out["mean r@10"] == 0.7475 and out["worst change r@10"] == -0.005 and out["keeps recall"]
+    out = bench.choose_variant(scored, ["x", "y"], ["a", "b"], {"r@10": {"a": 0.7, "b": 0.71}, "mean r@10": 0.705})
+    assert out["worst change r@10"] == -0.015 and not out["keeps recall"]
+
 # --- the answer-level check (answer string in the top-k evidence) ------------------------------------------------
 
 
