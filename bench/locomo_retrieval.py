@@ -95,9 +95,6 @@ TUNABLES: tuple[Tunable, ...] = (
             bound=(("z0_memory.stores.search", "rrf_ranking", "rrf_k"),
                    ("z0_memory.stores.search", "rrf_fuse", "rrf_k"))),
     Tunable("fusion.RRF_K", "z0_memory.offline.fusion", "RRF_K", (3, 5, 10)),
-    # a method, not a constant: the rounds' fused lists fused again ("nested"), or every round's BM25 and dense
-    # rankings fused once with search.RRF_K ("flat"; issue 18)
-    Tunable("fusion.ROUND_FUSION", "z0_memory.offline.fusion", "ROUND_FUSION", ("nested", "flat")),
     Tunable("fusion.LATER_ROUND_WEIGHT", "z0_memory.offline.fusion", "LATER_ROUND_WEIGHT", (0.25, 0.5, 1.0)),
     Tunable("fusion.TIME_WEIGHT", "z0_memory.offline.fusion", "TIME_WEIGHT", (1.0, 3.0)),
     Tunable("fusion.CONTEXT_WEIGHT", "z0_memory.offline.fusion", "CONTEXT_WEIGHT", (0.25, 0.5, 1.0)),

@@ -45,7 +45,7 @@ from z0_memory.prompts import JUDGE_SYSTEM, JUDGE_USER
 from z0_memory.rendering import render_evidence
 from z0_memory.schemas import STRATEGIES, FactVersion, Hit, RoundTrace, Verdict
 from z0_memory.state import RetrievalState
-from z0_memory.stores.recipes import RECIPES, Ranked, Ranking, SearchRequest, rank_recipe
+from z0_memory.stores.recipes import RECIPES, SearchRequest, run_recipe
 from z0_memory.stores.search import rrf_fuse
 from z0_memory.timewindow import TimeWindow
 
@@ -98,8 +98,7 @@ def route_decision(pm: ProjectMemory, question: str, facts: Sequence[FactVersion
         "time_window": decision.time_window,
         "include_history": include_history or decision.include_history,
         "max_rounds": max_rounds,
-        "round": 0, "queries_tried": [], "round_hits": [], "round_rankings": [], "memories": [], "verdict": None,
-        "trace": [],
+        "round": 0, "queries_tried": [], "round_hits": [], "memories": [], "verdict": None, "trace": [],
         "stop_reason": "",
     }
 
@@ -128,15 +127,12 @@ async def run_round(pm: ProjectMemory, state: RetrievalState, top_k: int) -> Ret
         per_strategy.append(await _recipe_or_keywords(pm, PERIOD_STRATEGY,
                                                       replace(req, since=period.start, until=period.end), errors))
         names.append(f"{PERIOD_STRATEGY}@period")
-    round_hits = (per_strategy[0].hits if len(per_strategy) == 1
-                  else rrf_fuse([r.hits for r in per_strategy], req.k, "+".join(names)))
+    round_hits = per_strategy[0] if len(per_strategy) == 1 else rrf_fuse(per_strategy, req.k, "+".join(names))
     round_hits = await pm.semantic.search_engine.neighbors(round_hits, include_history=req.include_history)
     rounds = [*state.get("round_hits", []), round_hits]
-    rankings = [*state.get("round_rankings", []),
-                with_neighbours([ranking for r in per_strategy for ranking in r.rankings], round_hits)]
     keep = max(top_k * 3, MEMORIES_KEPT)
     analysis = analyze_question(state["question"])
-    memories = fuse_and_boost(rounds, state["question"], candidates=2 * keep, keep=keep, rankings=rankings,
+    memories = fuse_and_boost(rounds, state["question"], candidates=2 * keep, keep=keep,
                               spread=analysis.is_list or analysis.is_compare, weight=lambda h: memory_weight(
                                   h, include_history=req.include_history, now=now) * time_weight(h, window))
     number = int(state.get("round", 0)) + 1
@@ -146,38 +142,19 @@ async def run_round(pm: ProjectMemory, state: RetrievalState, top_k: int) -> Ret
         duration_ms=(time.perf_counter() - t0) * 1000,
         error="; ".join(errors) or None,
     )
-    return {"round": number, "round_hits": rounds, "round_rankings": rankings, "memories": memories,
+    return {"round": number, "round_hits": rounds, "memories": memories,
             "queries_tried": [*state.get("queries_tried", []), req.query],
             "trace": [*state.get("trace", []), trace]}
 
 
-def with_neighbours(rankings: Sequence[Ranking], hits: Sequence[Hit]) -> list[Ranking]:
-    """The round's rankings with each conversation neighbour the round added (``SearchEngine.neighbors``) placed
-    right after its anchor in every ranking that holds the anchor, as the round's own list places it."""
-    after: dict[str, list[str]] = {}
-    for hit in hits:
-        if hit.strategy == "neighbors" and hit.metadata.get("neighbor_of"):
-            after.setdefault(hit.metadata["neighbor_of"], []).append(hit.id)
-    if not after:
-        return list(rankings)
-    out: list[Ranking] = []
-    for weight, ids in rankings:
-        expanded: dict[str, None] = {}
-        for memory_id in ids:
-            expanded[memory_id] = None
-            expanded.update(dict.fromkeys(after.get(memory_id, ())))
-        out.append((weight, list(expanded)))
-    return out
-
-
-async def _recipe_or_keywords(pm: ProjectMemory, name: str, req: SearchRequest, errors: list[str]) -> Ranked:
-    """A recipe's hits and rankings; when its embedding call fails after its retries, the keyword recipe's (noted in
-    ``errors``): a failing embeddings endpoint degrades the round to BM25 instead of failing the turn."""
+async def _recipe_or_keywords(pm: ProjectMemory, name: str, req: SearchRequest, errors: list[str]) -> list[Hit]:
+    """A recipe's hits; when its embedding call fails after its retries, the keyword recipe's (noted in ``errors``):
+    a failing embeddings endpoint degrades the round to BM25 instead of failing the turn."""
     try:
-        return await rank_recipe(pm, name, req)
+        return await run_recipe(pm, name, req)
     except ModelCallError as exc:
         errors.append(f"{exc}; '{name}' ran as a keyword search")
-        return await rank_recipe(pm, KEYWORD_RECIPE, req)
+        return await run_recipe(pm, KEYWORD_RECIPE, req)
 
 
 async def retrieve(state: RetrievalState, runtime: Runtime[Context]) -> RetrievalState:

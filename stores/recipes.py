@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Literal
 from z0_memory.errors import InvalidKeyError
 from z0_memory.schemas import FactVersion, Hit
 from z0_memory.stores.facts import mirror_id, mirror_text
-from z0_memory.stores.search import DENSE_WEIGHT, HYBRID_DEPTH, KEYWORD_WEIGHT, rrf_fuse
+from z0_memory.stores.search import HYBRID_DEPTH, rrf_fuse
 
 if TYPE_CHECKING:
     from z0_memory.memory import ProjectMemory
@@ -89,19 +89,6 @@ async def _bm25(pm: ProjectMemory, req: SearchRequest) -> list[Hit]:
                                                 since=req.since, until=req.until)
 
 
-# A ranking a search fused: (its weight, ids best first).
-Ranking = tuple[float, list[str]]
-
-
-@dataclass(frozen=True)
-class Ranked:
-    """What a recipe found (``hits``, best first) and the rankings it fused to find it (``rankings``: BM25's and
-    dense's for the hybrid search, each method's for another fusion, the one list of a single method)."""
-
-    hits: list[Hit]
-    rankings: list[Ranking]
-
-
 Method = Callable[["ProjectMemory", SearchRequest], Awaitable[list[Hit]]]
 METHODS: dict[str, Method] = {"kv_exact": kv_exact, "kv_prefix": kv_prefix, "dense": _dense, "bm25": _bm25}
 
@@ -119,21 +106,13 @@ class Recipe:
     depth: int = HYBRID_DEPTH  # candidates each fused method ranks
 
     async def run(self, pm: ProjectMemory, req: SearchRequest) -> list[Hit]:
-        return (await self.ranked(pm, req)).hits
-
-    async def ranked(self, pm: ProjectMemory, req: SearchRequest) -> Ranked:
-        """The recipe's hits and the rankings it fused (one per method)."""
         if len(self.methods) == 1:
-            hits = await METHODS[self.methods[0]](pm, req)
-            return Ranked(hits, [(1.0, [h.id for h in hits])])
+            return await METHODS[self.methods[0]](pm, req)
         if set(self.methods) == {"bm25", "dense"} and self.fusion == "rrf":
-            hits, (sparse, dense) = await pm.semantic.search_engine.hybrid_ranked(
-                req.query, req.k, include_history=req.include_history, since=req.since, until=req.until,
-                depth=self.depth)
-            return Ranked(hits, [(KEYWORD_WEIGHT, sparse), (DENSE_WEIGHT, dense)])
+            return await pm.semantic.search_engine.hybrid(req.query, req.k, include_history=req.include_history,
+                                                          since=req.since, until=req.until, depth=self.depth)
         deep = replace(req, k=max(req.k, self.depth))
-        lists = [await METHODS[method](pm, deep) for method in self.methods]
-        return Ranked(rrf_fuse(lists, req.k, self.name), [(1.0, [h.id for h in hits]) for hits in lists])
+        return rrf_fuse([await METHODS[method](pm, deep) for method in self.methods], req.k, self.name)
 
 
 RECIPES: dict[str, Recipe] = {recipe.name: recipe for recipe in (
@@ -148,8 +127,3 @@ RECIPES: dict[str, Recipe] = {recipe.name: recipe for recipe in (
 async def run_recipe(pm: ProjectMemory, name: str, req: SearchRequest) -> list[Hit]:
     """Run the recipe called ``name`` (a key of :data:`RECIPES`)."""
     return await RECIPES[name].run(pm, req)
-
-
-async def rank_recipe(pm: ProjectMemory, name: str, req: SearchRequest) -> Ranked:
-    """Run the recipe called ``name``; its hits and the rankings it fused (:meth:`Recipe.ranked`)."""
-    return await RECIPES[name].ranked(pm, req)

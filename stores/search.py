@@ -188,16 +188,6 @@ class SearchEngine:
         dense half (query embedding in a worker thread, then pgvector on its own pooled connection) runs while BM25
         runs. ``where``: only rows passing that filter are ranked (the dense half is then exact).
         """
-        hits, _ = await self.hybrid_ranked(query, k, include_history=include_history, since=since, until=until,
-                                           category=category, depth=depth, query_vector=query_vector, where=where)
-        return hits
-
-    async def hybrid_ranked(self, query: str, k: int, *, include_history: bool = False,
-                            since: datetime | None = None, until: datetime | None = None, category: str | None = None,
-                            depth: int = HYBRID_DEPTH, query_vector: Sequence[float] | None = None,
-                            where: RowFilter | None = None) -> tuple[list[Hit], list[list[str]]]:
-        """:meth:`hybrid`'s hits and the two rankings it fused, ``[BM25 ids, dense ids]`` (each best first, up to
-        ``depth``): the retrieval loop fuses every round's rankings in one reciprocal-rank sum."""
         depth = max(k, depth)
         period = {"since": since, "until": until}
         dense_sql, bm25_sql, extra = DENSE_IDS_SQL, BM25_IDS_SQL, None
@@ -211,16 +201,16 @@ class SearchEngine:
             # for another would deadlock a pool that every concurrent search has emptied that way
             sparse = await bm25_rows(self._fetch, self.scope, bm25_sql, query, depth, include_history,
                                      category=category, filter_params=extra, **period)
-            rankings = [[str(row["id"]) for row in sparse], [str(row["id"]) for row in await dense]]
-            ranked = rrf_ranking(rankings, k, weights=[KEYWORD_WEIGHT, DENSE_WEIGHT])
+            ranked = rrf_ranking([[str(row["id"]) for row in sparse], [str(row["id"]) for row in await dense]], k,
+                                 weights=[KEYWORD_WEIGHT, DENSE_WEIGHT])
         finally:
             settle(dense)
         if not ranked:
-            return [], rankings
+            return []
         rows = await self._fetch(ROWS_SQL, self._params(include_history, category, ids=[i for i, _ in ranked]))
         by_id = {str(row["id"]): row for row in rows}
         # a memory deleted between the ranking and the read is left out
-        return [hit_from_record(record(by_id[i]), score, "hybrid") for i, score in ranked if i in by_id], rankings
+        return [hit_from_record(record(by_id[i]), score, "hybrid") for i, score in ranked if i in by_id]
 
     async def neighbors(self, hits: Sequence[Hit], *, anchors: int = NEIGHBOR_ANCHORS,
                         include_history: bool = False) -> list[Hit]:

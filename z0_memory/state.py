@@ -65,7 +65,6 @@ class RetrievalState(TypedDict, total=False):
     round: int
     queries_tried: list[str]
     round_hits: list[list[Hit]]
-    round_rankings: list[list[tuple[float, list[str]]]]  # per round, the rankings its searches fused (weight, ids)
     memories: list[Hit]
     verdict: Verdict | None
     trace: list[RoundTrace]

@@ -40,8 +40,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 
 from z0_memory.offline.judge import (
     QuestionAnalysis,
@@ -50,17 +50,10 @@ from z0_memory.offline.judge import (
     hit_stems,
 )
 from z0_memory.schemas import Hit, conversation_position
-from z0_memory.stores import search
 from z0_memory.stores.search import rrf_ranking
 from z0_memory.timewindow import TimeWindow
 
-if TYPE_CHECKING:
-    from z0_memory.stores.recipes import Ranking
-
 RRF_K = 5  # the cross-round fusion's k (the hybrid search's is stores.search.RRF_K: see above)
-# "nested": each round's fused list is one ranking, fused with RRF_K; "flat": every round's component rankings (BM25's
-# and dense's of a hybrid search, a single method's list) in one sum with stores.search.RRF_K (issue 18, measured)
-ROUND_FUSION = "nested"
 LATER_ROUND_WEIGHT = 0.5
 BETA = 2.0
 SPEAKER_WEIGHT = 2.0
@@ -92,8 +85,7 @@ def _overlap_scorer(qa: QuestionAnalysis, hits: Sequence[Hit]):
 
 
 def fuse_rounds(rounds: Sequence[Sequence[Hit]], question: str, *,
-                weight: Callable[[Hit], float] | None = None, limit: int | None = None,
-                rankings: Sequence[Sequence[Ranking]] | None = None) -> list[Hit]:
+                weight: Callable[[Hit], float] | None = None, limit: int | None = None) -> list[Hit]:
     """Merge the ranked hits of all rounds into one list, best first (see the module docstring).
 
     ``weight`` (optional) multiplies each fused score before sorting: the memory's own weight (confidence,
@@ -101,19 +93,18 @@ def fuse_rounds(rounds: Sequence[Sequence[Hit]], question: str, *,
     another pass keeps the loop at one copy of each hit per round. ``limit`` returns (and copies) only the best
     ``limit`` hits.
     """
-    fused = _Fused(rounds, question, weight, rankings)
+    fused = _Fused(rounds, question, weight)
     return [fused.copy(hid, fused.score[hid]) for hid in fused.order[:limit]]
 
 
 def fuse_and_boost(rounds: Sequence[Sequence[Hit]], question: str, *, weight: Callable[[Hit], float] | None = None,
-                   candidates: int, keep: int, spread: bool = False,
-                   rankings: Sequence[Sequence[Ranking]] | None = None) -> list[Hit]:
+                   candidates: int, keep: int, spread: bool = False) -> list[Hit]:
     """``context_boost(fuse_rounds(rounds, question, weight=weight, limit=candidates), spread=spread)[:keep]``.
 
     The same hits and scores, but only the ``keep`` hits returned are copied: the loop re-scores twice as many
     candidates as it keeps, and a round's copies were most of the cost of fusing it.
     """
-    fused = _Fused(rounds, question, weight, rankings)
+    fused = _Fused(rounds, question, weight)
     order = fused.order[:candidates]
     scores = [fused.score[hid] for hid in order]
     if not spread:
@@ -127,8 +118,7 @@ def fuse_and_boost(rounds: Sequence[Sequence[Hit]], question: str, *, weight: Ca
 class _Fused:
     """The fused ranking of all rounds' hits: ``order`` (best first), ``score``, and each hit's best copy."""
 
-    def __init__(self, rounds: Sequence[Sequence[Hit]], question: str, weight: Callable[[Hit], float] | None,
-                 components: Sequence[Sequence[Ranking]] | None = None) -> None:
+    def __init__(self, rounds: Sequence[Sequence[Hit]], question: str, weight: Callable[[Hit], float] | None) -> None:
         best: dict[str, Hit] = {}
         found_in: dict[str, list[int]] = {}
         rankings: list[list[str]] = []  # each round's ids, best first, once each
@@ -142,23 +132,12 @@ class _Fused:
                 if hit.id not in best or hit.score > best[hit.id].score:
                     best[hit.id] = hit
             rankings.append(list(ranking))
-        if ROUND_FUSION == "flat" and components is not None:
-            rrf_k = search.RRF_K
-            lists, weights = [], []
-            for r, round_components in enumerate(components):
-                for w, ids in round_components:
-                    lists.append(list(dict.fromkeys(ids)))
-                    weights.append(w * (1.0 if r == 0 else LATER_ROUND_WEIGHT))
-            summed = dict(rrf_ranking(lists, sum(map(len, lists)), weights=weights, rrf_k=rrf_k))
-            fused = {hid: summed.get(hid, 0.0) for hid in best}
-        else:
-            rrf_k = RRF_K
-            weights = [1.0 if r == 0 else LATER_ROUND_WEIGHT for r in range(len(rankings))]
-            fused = dict(rrf_ranking(rankings, len(best), weights=weights, rrf_k=rrf_k))
+        weights = [1.0 if r == 0 else LATER_ROUND_WEIGHT for r in range(len(rankings))]
+        fused = dict(rrf_ranking(rankings, len(best), weights=weights, rrf_k=RRF_K))
         if best:
             overlap = _overlap_scorer(analyze_question(question), list(best.values()))
             for hid, hit in best.items():
-                fused[hid] += BETA * overlap(hit) / (rrf_k + 1)
+                fused[hid] += BETA * overlap(hit) / (RRF_K + 1)
                 if weight is not None:
                     fused[hid] *= weight(hit)
         self.best, self.score, self.found_in = best, fused, found_in
