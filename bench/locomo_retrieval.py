@@ -2,7 +2,7 @@
 
     python bench/locomo_retrieval.py [DATA_DIR] [--json] [--limit-conversations N] [--max-rounds N] [--data-dir DIR]
                                      [--embedding-model NAME] [--folds [--tune NAME]...]
-                                     [--variant NAME=VALUE,...]...
+                                     [--variant NAME=VALUE,...]... [--choose]
 
 DATA_DIR (default ``../shared/data/locomo-dev`` next to the repository) is any folder of LoCoMo-format ``*.json``
 files: one conversation a file (flat, or wrapped in ``{"conversation": ...}``), or a list of conversations per file
@@ -34,7 +34,8 @@ searches order equal scores by date then id, so two runs of the same code on the
 of :data:`TUNABLES` chosen on the other conversations and scored on the held-out one (mean, worst fold, spread), and
 the offline reranker (``Context.rerank``) scored with and without, per conversation. ``--variant NAME=VALUE,...``
 scores the loop per conversation with several constants of :data:`TUNABLES` changed together, against the defaults
-(a fixed change, such as one fusion constant for the hybrid search and the cross-round fusion).
+(a fixed change, such as one fusion constant for the hybrid search and the cross-round fusion); with ``--choose``
+the variants are one design's candidates, chosen per held-out conversation on the others (:func:`choose_variant`).
 """
 
 from __future__ import annotations

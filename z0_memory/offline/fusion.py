@@ -12,7 +12,8 @@ comparable. A hit's fused score is
   search fuses BM25 and dense with, called with this k: the hybrid's k (``stores.search.RRF_K`` = 20) here, or one k
   for both (5 or 10), lost 0.006-0.02 of LoCoMo recall@10 whatever the round weight, BETA or CONTEXT_WEIGHT
   (bench/README.md, "One RRF constant?"), so the two fusions keep two k. One stage instead of two (every round's BM25
-  and dense rankings in one sum with the hybrid's k) was measured there too and lost a conversation by 0.011-0.032.
+  and dense rankings in one sum with the hybrid's k) was measured there too, its k and weights also chosen
+  leave-one-conversation-out, and lost more than 0.01 on a held-out conversation.
 * ``w_r`` is 1 for the first round (the user's own question) and :data:`LATER_ROUND_WEIGHT` (0.5) for later rounds:
   a rewritten query adds evidence below the question's own best hits rather than reordering them.
 * ``overlap`` in [0, 1] re-scores every hit against the *original question* (not the round's rewritten query): the
