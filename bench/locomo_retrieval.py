@@ -101,13 +101,14 @@ TUNABLES: tuple[Tunable, ...] = (
     Tunable("fusion.BETA", "z0_memory.offline.fusion", "BETA", (1.0, 2.0, 4.0)),
     Tunable("fusion.SPEAKER_WEIGHT", "z0_memory.offline.fusion", "SPEAKER_WEIGHT", (1.0, 2.0, 3.0)),
     Tunable("retrieval.ROUND_DEPTH", "z0_memory.nodes.retrieval", "ROUND_DEPTH", (30, 50)),  # k = max(3 top_k, this)
-    # a method, not a constant: the rewriter's chaining step (second hop through a name the hits gave): off, for
-    # relational questions only, or for every question the judge left unanswered
     Tunable("retrieval.LATER_ROUND_DEPTH", "z0_memory.nodes.retrieval", "LATER_ROUND_DEPTH", (30, 60)),
     # dense pseudo-relevance feedback (offline/dense_feedback.py): where, alpha and the number of hits together
     Tunable("dense_feedback.FEEDBACK", "z0_memory.offline.dense_feedback", "FEEDBACK",
-            ("off", "refine:0.5:5", "refine:1.0:5", "refine:1.0:10", "bridge:2:5", "bridge:3:5", "graph:0:3",
-             "graph:0:5")),
+            ("off", "first:0.5:3", "first:0.5:5", "first:1.0:5", "later:0.5:5", "add:0.5:5", "add:1.0:5",
+             "refine:0.5:5", "refine:1.0:5", "refine:1.0:10", "bridge:2:5", "bridge:3:5", "graph:0:3", "graph:0:5",
+             "hop:0:1", "hop:0:3", "list:0.5:5", "list:1.0:5")),
+    # a method, not a constant: the rewriter's chaining step (second hop through a name the hits gave): off, for
+    # relational questions only, or for every question the judge left unanswered
     Tunable("rewriter.CHAIN_HOPS", "z0_memory.offline.rewriter", "CHAIN_HOPS", ("off", "relational", "any")),
 )
 
@@ -465,6 +466,7 @@ async def loop_scores(graph: CompiledStateGraph[Any, Context, Any, Any], conv: C
         out = await graph.ainvoke({"question": question}, context=ctx)
         dia = [conv.id_to_dia.get(h.id) for h in out["memories"]]
         row = {"category": category, **{f"r@{k}": recall(dia, evidence, k) for k in KS},
+               "r@all": recall(dia, evidence, len(dia)),  # the whole final evidence (30 hits): its candidates
                "rounds": len(out["trace"]), "round_ms": [t.duration_ms for t in out["trace"]]}
         if span is not None:
             row.update({f"a@{k}": float(answer_in_top([h.content for h in out["memories"]], span, k)) for k in KS})
@@ -579,7 +581,8 @@ async def run_folds(args: argparse.Namespace) -> dict[str, Any]:
     # each value on each conversation (for reading a method switched on or off: a fold is then its held-out one)
     per_conversation = {name: {str(v): {c: {"r@10": _mean(rows), "multi-hop": _mean(rows, category="multi-hop"),
                                             "answer@10": _mean(rows, "a@10"), "r@5": _mean(rows, "r@5"),
-                                            "rounds": _mean(rows, "rounds"),
+                                            "rounds": _mean(rows, "rounds"), "r@all": _mean(rows, "r@all"),
+                                            "multi-hop r@all": _mean(rows, "r@all", "multi-hop"),
                                             "round_ms_p50": round(percentile(
                                                 [ms for r in rows for ms in r["round_ms"]], 0.5), 2)}
                                         for c, rows in by_conv.items()}

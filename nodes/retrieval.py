@@ -126,6 +126,9 @@ async def run_round(pm: ProjectMemory, state: RetrievalState, top_k: int) -> Ret
     names = [name for name in state["strategies"] if name in RECIPES]
     errors: list[str] = []
     feedback = dense_feedback.setting()
+    if feedback.where == "list":
+        shape = analyze_question(state["question"])
+        feedback = replace(feedback, where="first" if shape.is_list or shape.is_compare else "off")
     engine = pm.semantic.search_engine
     question_vector = None
     if feedback.in_round(number):  # this round's query moved towards the evidence so far
@@ -157,6 +160,9 @@ async def run_round(pm: ProjectMemory, state: RetrievalState, top_k: int) -> Ret
             bridges = bridge_terms(analyze_question(state["question"]), fused, [req.query])[: int(feedback.alpha)]
             extra = await engine.dense(" ".join([req.query, *bridges]), req.k,
                                        include_history=req.include_history) if bridges else []
+        elif feedback.where == "hop":
+            extra = rrf_fuse([await engine.dense(f"{req.query} {h.content}", req.k,
+                                                 include_history=req.include_history) for h in seeds], req.k, "hop")
         elif feedback.where == "graph":
             vectors = await engine.vectors([h.id for h in seeds])
             extra = rrf_fuse([await engine.dense(req.query, req.k, include_history=req.include_history,

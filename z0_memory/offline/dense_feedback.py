@@ -16,6 +16,11 @@ in other words than the question (paraphrases no query word matches). ``FEEDBACK
             (``rewriter.bridge_terms``, at most ``alpha`` of them), fused into the round;
 ``refine``  round 1 twice: its recipes with the question's vector give the best hits, then run again with q' (the
             dense halves searching with q', BM25 as before), and only the second pass counts;
+``hop``     round 1: for each of the best hits, a dense search of the question followed by the hit's text (the
+            next hop conditioned on the evidence, as multi-hop dense retrieval (MDR) encodes it; lists fused first),
+            fused into the round;
+``list``    as ``first``, only for a question asking for several things or comparing (the judge's ``is_list`` /
+            ``is_compare``), whose evidence is several turns alike;
 ``graph``   round 1: each of the best hits' own nearest neighbours (a dense search with the hit's stored vector; the
             lists fused first), fused into the round (adaptive retrieval over a corpus graph, as GAR).
 
@@ -33,7 +38,7 @@ import numpy as np
 FEEDBACK = "off"
 ALPHA = 0.5
 HITS = 5
-WHERE = ("off", "first", "later", "both", "add", "bridge", "graph", "refine")
+WHERE = ("off", "first", "later", "both", "add", "bridge", "graph", "refine", "hop", "list")
 
 
 @dataclass(frozen=True)
@@ -48,7 +53,7 @@ class Feedback:
 
     def extra_in_round(self, number: int) -> bool:
         """Whether round ``number`` adds a dense search with a feedback vector to its recipes."""
-        return (self.where in ("first", "both", "bridge", "graph") and number == 1) or (
+        return (self.where in ("first", "both", "bridge", "graph", "hop", "list") and number == 1) or (
             self.where == "add" and number > 1)
 
 
