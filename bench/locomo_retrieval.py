@@ -101,12 +101,6 @@ TUNABLES: tuple[Tunable, ...] = (
     Tunable("fusion.BETA", "z0_memory.offline.fusion", "BETA", (1.0, 2.0, 4.0)),
     Tunable("fusion.SPEAKER_WEIGHT", "z0_memory.offline.fusion", "SPEAKER_WEIGHT", (1.0, 2.0, 3.0)),
     Tunable("retrieval.ROUND_DEPTH", "z0_memory.nodes.retrieval", "ROUND_DEPTH", (30, 50)),  # k = max(3 top_k, this)
-    Tunable("retrieval.LATER_ROUND_DEPTH", "z0_memory.nodes.retrieval", "LATER_ROUND_DEPTH", (30, 60)),
-    # dense pseudo-relevance feedback (offline/dense_feedback.py): where, alpha and the number of hits together
-    Tunable("dense_feedback.FEEDBACK", "z0_memory.offline.dense_feedback", "FEEDBACK",
-            ("off", "first:0.5:3", "first:0.5:5", "first:1.0:5", "later:0.5:5", "add:0.5:5", "add:1.0:5",
-             "refine:0.5:5", "refine:1.0:5", "refine:1.0:10", "bridge:2:5", "bridge:3:5", "graph:0:3", "graph:0:5",
-             "hop:0:1", "hop:0:3", "list:0.5:5", "list:1.0:5")),
     # a method, not a constant: the rewriter's chaining step (second hop through a name the hits gave): off, for
     # relational questions only, or for every question the judge left unanswered
     Tunable("rewriter.CHAIN_HOPS", "z0_memory.offline.rewriter", "CHAIN_HOPS", ("off", "relational", "any")),

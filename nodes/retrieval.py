@@ -35,12 +35,10 @@ from z0_memory.config import Context
 from z0_memory.settings import Settings
 from z0_memory.llm import ModelCallError, invoke_structured
 from z0_memory.nodes.common import scope_of
-from z0_memory.offline import dense_feedback
 from z0_memory.offline.fusion import fuse_and_boost, memory_weight, time_weight
 from z0_memory.offline.judge import analyze_question
 from z0_memory.offline.judge import judge as offline_judge
 from z0_memory.offline.rerank import rerank as offline_rerank
-from z0_memory.offline.rewriter import bridge_terms
 from z0_memory.offline.rewriter import rewrite as offline_rewrite
 from z0_memory.offline.router import route as offline_route
 from z0_memory.prompts import JUDGE_SYSTEM, JUDGE_USER
@@ -56,7 +54,6 @@ if TYPE_CHECKING:
 
 JUDGE_EVIDENCE_LIMIT = 10
 ROUND_DEPTH = 30
-LATER_ROUND_DEPTH = 30  # the same for a rewritten query's round (rounds 2+)
 MEMORIES_KEPT = 30  # the ranked evidence a round hands on (at least 3 x top_k); twice as many are re-scored
 PERIOD_STRATEGY = "hybrid"
 PERIOD_PAD_DAYS = 7.0
@@ -118,62 +115,18 @@ async def run_round(pm: ProjectMemory, state: RetrievalState, top_k: int) -> Ret
     """One round: this round's recipes, then fusion with every earlier round's evidence; the state update."""
     started = datetime.now(UTC)
     t0 = time.perf_counter()
-    number = int(state.get("round", 0)) + 1
-    req = SearchRequest(query=state["query"], k=max(top_k * 3, ROUND_DEPTH if number == 1 else LATER_ROUND_DEPTH),
+    req = SearchRequest(query=state["query"], k=max(top_k * 3, ROUND_DEPTH),
                         include_history=bool(state.get("include_history")), key=state.get("key"),
                         prefix=state.get("prefix"))
     window, now = TimeWindow.from_dict(state.get("time_window")), datetime.now(UTC)
     names = [name for name in state["strategies"] if name in RECIPES]
     errors: list[str] = []
-    feedback = dense_feedback.setting()
-    if feedback.where == "list":
-        shape = analyze_question(state["question"])
-        feedback = replace(feedback, where="first" if shape.is_list or shape.is_compare else "off")
-    engine = pm.semantic.search_engine
-    question_vector = None
-    if feedback.in_round(number):  # this round's query moved towards the evidence so far
-        vector = await engine.query_vector(req.query)
-        req = replace(req, query_vector=tuple(await _feedback_vector(
-            pm, vector, state.get("memories", [])[: feedback.hits], feedback.alpha)))
-    elif (feedback.extra_in_round(number) or feedback.where == "refine") and number == 1:  # embedded once: the recipes and the feedback share it
-        question_vector = await engine.query_vector(req.query)
-        req = replace(req, query_vector=tuple(question_vector))
     per_strategy = [await _recipe_or_keywords(pm, name, req, errors) for name in names]
-    if feedback.where == "refine" and number == 1:
-        fused = per_strategy[0] if len(per_strategy) == 1 else rrf_fuse(per_strategy, req.k, "+".join(names))
-        req = replace(req, query_vector=tuple(await _feedback_vector(pm, question_vector, fused[: feedback.hits],
-                                                                     feedback.alpha)))
-        per_strategy = [await _recipe_or_keywords(pm, name, req, errors) for name in names]
     if window is not None:  # the period on its own: what was said then, even in other words than the query's
         period = window.padded(PERIOD_PAD_DAYS)
         per_strategy.append(await _recipe_or_keywords(pm, PERIOD_STRATEGY,
                                                       replace(req, since=period.start, until=period.end), errors))
         names.append(f"{PERIOD_STRATEGY}@period")
-    if feedback.extra_in_round(number):
-        if number == 1:
-            fused = per_strategy[0] if len(per_strategy) == 1 else rrf_fuse(per_strategy, req.k, "+".join(names))
-            seeds = fused[: feedback.hits]
-        else:
-            question_vector = await engine.query_vector(state["question"])
-            seeds = state.get("memories", [])[: feedback.hits]
-        if feedback.where == "bridge":
-            bridges = bridge_terms(analyze_question(state["question"]), fused, [req.query])[: int(feedback.alpha)]
-            extra = await engine.dense(" ".join([req.query, *bridges]), req.k,
-                                       include_history=req.include_history) if bridges else []
-        elif feedback.where == "hop":
-            extra = rrf_fuse([await engine.dense(f"{req.query} {h.content}", req.k,
-                                                 include_history=req.include_history) for h in seeds], req.k, "hop")
-        elif feedback.where == "graph":
-            vectors = await engine.vectors([h.id for h in seeds])
-            extra = rrf_fuse([await engine.dense(req.query, req.k, include_history=req.include_history,
-                                                 query_vector=vectors[h.id]) for h in seeds if h.id in vectors],
-                             req.k, "graph")
-        else:
-            vector = await _feedback_vector(pm, question_vector, seeds, feedback.alpha)
-            extra = await engine.dense(req.query, req.k, include_history=req.include_history, query_vector=vector)
-        if extra:
-            per_strategy.append(extra)
-            names.append("semantic@feedback")
     round_hits = per_strategy[0] if len(per_strategy) == 1 else rrf_fuse(per_strategy, req.k, "+".join(names))
     round_hits = await pm.semantic.search_engine.neighbors(round_hits, include_history=req.include_history)
     rounds = [*state.get("round_hits", []), round_hits]
@@ -182,6 +135,7 @@ async def run_round(pm: ProjectMemory, state: RetrievalState, top_k: int) -> Ret
     memories = fuse_and_boost(rounds, state["question"], candidates=2 * keep, keep=keep,
                               spread=analysis.is_list or analysis.is_compare, weight=lambda h: memory_weight(
                                   h, include_history=req.include_history, now=now) * time_weight(h, window))
+    number = int(state.get("round", 0)) + 1
     trace = RoundTrace(
         round=number, query=req.query, strategies=names, started_at=started,
         hits=[{"id": h.id, "score": round(h.score, 4), "strategy": h.strategy} for h in round_hits[:top_k]],
@@ -191,13 +145,6 @@ async def run_round(pm: ProjectMemory, state: RetrievalState, top_k: int) -> Ret
     return {"round": number, "round_hits": rounds, "memories": memories,
             "queries_tried": [*state.get("queries_tried", []), req.query],
             "trace": [*state.get("trace", []), trace]}
-
-
-async def _feedback_vector(pm: ProjectMemory, query: Sequence[float], seeds: Sequence[Hit],
-                           alpha: float) -> list[float]:
-    """The query vector moved towards the stored embeddings of ``seeds`` (``dense_feedback.rocchio``)."""
-    vectors = await pm.semantic.search_engine.vectors([h.id for h in seeds])
-    return dense_feedback.rocchio(query, [vectors[h.id] for h in seeds if h.id in vectors], alpha)
 
 
 async def _recipe_or_keywords(pm: ProjectMemory, name: str, req: SearchRequest, errors: list[str]) -> list[Hit]:

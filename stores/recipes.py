@@ -42,7 +42,6 @@ class SearchRequest:
     prefix: str | None = None
     since: datetime | None = None
     until: datetime | None = None
-    query_vector: tuple[float, ...] | None = None  # the dense half's vector instead of the query's embedding
 
 
 def fact_hit(pm: ProjectMemory, fact: FactVersion, score: float, strategy: str) -> Hit:
@@ -82,7 +81,7 @@ async def kv_prefix(pm: ProjectMemory, req: SearchRequest) -> list[Hit]:
 
 async def _dense(pm: ProjectMemory, req: SearchRequest) -> list[Hit]:
     return await pm.semantic.search_engine.dense(req.query, req.k, include_history=req.include_history,
-                                                 since=req.since, until=req.until, query_vector=req.query_vector)
+                                                 since=req.since, until=req.until)
 
 
 async def _bm25(pm: ProjectMemory, req: SearchRequest) -> list[Hit]:
@@ -111,8 +110,7 @@ class Recipe:
             return await METHODS[self.methods[0]](pm, req)
         if set(self.methods) == {"bm25", "dense"} and self.fusion == "rrf":
             return await pm.semantic.search_engine.hybrid(req.query, req.k, include_history=req.include_history,
-                                                          since=req.since, until=req.until, depth=self.depth,
-                                                          query_vector=req.query_vector)
+                                                          since=req.since, until=req.until, depth=self.depth)
         deep = replace(req, k=max(req.k, self.depth))
         return rrf_fuse([await METHODS[method](pm, deep) for method in self.methods], req.k, self.name)
 

@@ -77,9 +77,6 @@ DENSE_EXACT_IDS_TEMPLATE = f"""SELECT * FROM (SELECT id, embedding <=> %(v)s::ve
 SELECT id, embedding FROM {SEMANTIC_TABLE} WHERE {SCOPE_SQL} AND {PERIOD_SQL}{ROW_FILTER} OFFSET 0) c) d
 WHERE distance <> 'NaN' ORDER BY distance, id LIMIT %(k)s"""
 ROWS_SQL = statement(f"SELECT {COLUMNS} FROM {SEMANTIC_TABLE} WHERE id = ANY(%(ids)s::uuid[]) AND {SCOPE_SQL}")
-# stored embeddings of given memories, as float arrays (dense pseudo-relevance feedback, ``offline.dense_feedback``)
-VECTORS_SQL = statement(f"SELECT id, embedding::real[] AS embedding FROM {SEMANTIC_TABLE} "
-                        f"WHERE id = ANY(%(ids)s::uuid[]) AND {SCOPE_SQL}")
 NEIGHBOR_SQL = statement(f"""
 SELECT {COLUMNS}, a.anchor FROM {SEMANTIC_TABLE} m
 JOIN unnest(%(groups)s::text[], %(orders)s::text[], %(anchors)s::int[]) AS a(grp, pos, anchor)
@@ -214,17 +211,6 @@ class SearchEngine:
         by_id = {str(row["id"]): row for row in rows}
         # a memory deleted between the ranking and the read is left out
         return [hit_from_record(record(by_id[i]), score, "hybrid") for i, score in ranked if i in by_id]
-
-    async def query_vector(self, query: str) -> list[float]:
-        """The embedding a dense search of ``query`` uses (secrets redacted first, as in every search)."""
-        return await self.embeddings.aembed_query(redact_secrets(query))
-
-    async def vectors(self, ids: Sequence[str]) -> dict[str, list[float]]:
-        """The stored embedding of each memory of ``ids`` in this scope (absent ids are left out)."""
-        if not ids:
-            return {}
-        rows = await self._fetch(VECTORS_SQL, self._params(True, None, ids=list(ids)))
-        return {str(row["id"]): row["embedding"] for row in rows}
 
     async def neighbors(self, hits: Sequence[Hit], *, anchors: int = NEIGHBOR_ANCHORS,
                         include_history: bool = False) -> list[Hit]:
