@@ -460,7 +460,9 @@ async def loop_scores(graph: CompiledStateGraph[Any, Context, Any, Any], conv: C
     for question, category, evidence, span in conv.questions:
         out = await graph.ainvoke({"question": question}, context=ctx)
         dia = [conv.id_to_dia.get(h.id) for h in out["memories"]]
-        row = {"category": category, **{f"r@{k}": recall(dia, evidence, k) for k in KS}}
+        row = {"category": category, **{f"r@{k}": recall(dia, evidence, k) for k in KS},
+               "r@all": recall(dia, evidence, len(dia)),  # the whole final evidence (30 hits): its candidates
+               "rounds": len(out["trace"]), "round_ms": [t.duration_ms for t in out["trace"]]}
         if span is not None:
             row.update({f"a@{k}": float(answer_in_top([h.content for h in out["memories"]], span, k)) for k in KS})
         if rerank:
@@ -573,7 +575,12 @@ async def run_folds(args: argparse.Namespace) -> dict[str, Any]:
             for name, by_value in runs.items()}
     # each value on each conversation (for reading a method switched on or off: a fold is then its held-out one)
     per_conversation = {name: {str(v): {c: {"r@10": _mean(rows), "multi-hop": _mean(rows, category="multi-hop"),
-                                            "answer@10": _mean(rows, "a@10")} for c, rows in by_conv.items()}
+                                            "answer@10": _mean(rows, "a@10"), "r@5": _mean(rows, "r@5"),
+                                            "rounds": _mean(rows, "rounds"), "r@all": _mean(rows, "r@all"),
+                                            "multi-hop r@all": _mean(rows, "r@all", "multi-hop"),
+                                            "round_ms_p50": round(percentile(
+                                                [ms for r in rows for ms in r["round_ms"]], 0.5), 2)}
+                                        for c, rows in by_conv.items()}
                                for v, by_conv in by_value.items()} for name, by_value in runs.items()}
     # the reranker has no constant to choose: each fold is just its held-out conversation, with and without it
     rerank_folds = [{"held_out": name,
