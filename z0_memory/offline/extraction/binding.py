@@ -376,3 +376,18 @@ def leading_new_name(new_text: str, before_new: str, old_text: str) -> Found | N
     if slot is None:
         return None
     return Found(m.start("v"), m.start("v") + len(value), value, slot)
+
+
+def unfiled_switch(old_text: str, new_text: str) -> tuple[Found, Found] | None:
+    """"from gpt-4o-mini to Qwen": the old and the new name of a switch when no slot files either (both must read as
+    names and neither be known to the vocabulary; the caller keys it by whichever memory holds the old name)."""
+    names = []
+    for text in (old_text, new_text):
+        m = re.match(r"\s*(?:了\s*)?(?:the\s+|our\s+)?(?P<v>[A-Za-z0-9][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})", text)
+        if not m or REDACTED in m.group("v") or find_values(m.group("v")) or find_phrases(m.group("v")):
+            return None
+        value = m.group("v").rstrip(".,")
+        if not looks_like_a_name(value) or value.lower() in NOT_A_NAME:
+            return None
+        names.append(Found(m.start("v"), m.start("v") + len(value), value, None))
+    return names[0], names[1]

@@ -207,6 +207,16 @@ def _link_keyless(s: Statement, existing: Sequence[ExistingMemory], project: str
     return None
 
 
+def _held_key(value: str | None, existing: Sequence[ExistingMemory]) -> tuple[str, str] | None:
+    """(category, entity) of the one settled key that holds ``value`` (a switch's old name), else None."""
+    keys = {m.key for m in existing if value and m.key and not m.pending and m.value
+            and norm_value(m.value) == norm_value(value)}
+    if len(keys) != 1:
+        return None
+    _, category, entity = next(iter(keys)).split(":", 2)
+    return (category, entity) if category not in ("preference", "people") else None
+
+
 def _adopt_stored_key(s: Statement, key: str | None, existing: Sequence[ExistingMemory]) -> str | None:
     """A value the store already holds (or holds pending) under one key is that key's value, unless the clause
     itself names another slot: "Dialogue Manager it is" confirms the pending dialogue-system choice."""
@@ -345,6 +355,10 @@ def extract_candidates(
         slot = topic_slot(state.previous_assistant)
         for s in statements:  # "Let's go with Hummingbird." after "Which backend framework?": the topic names the key
             if s.slot is None and s.value and s.category_override is None and s.kind != "preference":
+                held = _held_key(s.old_value, existing)  # "from gpt-4o-mini to Qwen": where gpt-4o-mini is kept
+                if held is not None:
+                    s.category_override, s.entity_override = held
+                    continue
                 named = unknown_slot(s.text, s.value)  # the user's own slot phrase first ("Sync engine: Yjs")
                 if named is None and slot is not None:
                     s.slot = slot

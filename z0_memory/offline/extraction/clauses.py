@@ -31,7 +31,10 @@ _CODE_LINE = re.compile(
     r"await\s+\w+[.(]|>>>|#include|package\s+\w+\s*;?\s*$)|[{}\[\]<]|\$ \w"
     r"|.*(?:[;{]\s*$|=>|==|\)\s*\{))",
 )
-_ASSIGNMENT = re.compile(r"^\s*[\w.]+\s*(?:\[[^\]]*\])?\s*[+\-*/]?=\s*\S")
+_ASSIGNMENT = re.compile(r"^\s*[\w.]+\s*(?:\[[^\]]*\])?\s*[+\-*/]?=\s*(?P<rhs>\S.*)$")
+# "OrbitDesk = helpdesk SaaS. Rails 7 ...": an "=" whose right side is words (two or more, no code punctuation) is
+# prose naming what something is, not an assignment
+_PROSE_RHS = re.compile(r"^[^\W\d_][\w'-]*(?:\s+[\w'.-]+)+\s*(?:[.!?]\s.*|[.!?]?)$")
 
 
 _PLAIN_QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2032": "'"})
@@ -39,6 +42,11 @@ _PLAIN_QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u2
 
 _IS_CONTRACTION = re.compile(r"\b([A-Za-z][\w-]*)'s\s+(going to be|gonna be|now|still|basically|definitely|just|"
                              r"always|officially|finally|set to|on|handled|done|run|hosted|deployed)\b", re.I)
+
+
+def _is_assignment(line: str) -> bool:
+    m = _ASSIGNMENT.match(line)
+    return bool(m) and not _PROSE_RHS.match(m.group("rhs"))
 
 
 def strip_noise(text: str) -> str:
@@ -52,7 +60,7 @@ def strip_noise(text: str) -> str:
     kept = [
         line
         for line in text.splitlines()
-        if not (_MEMORY_LINE.match(line) or _CODE_LINE.match(line) or _ASSIGNMENT.match(line))
+        if not (_MEMORY_LINE.match(line) or _CODE_LINE.match(line) or _is_assignment(line))
     ]
     return "\n".join(kept).replace("`", "")
 

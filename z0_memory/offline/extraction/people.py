@@ -9,7 +9,7 @@ import re
 from z0_memory.offline.extraction.cues import NOT_A_NAME, OWNER, ROLE_STATEMENT
 from z0_memory.offline.extraction.model import CONF_FACT, Statement
 from z0_memory.offline.extraction.vocabulary import ROLES, find_phrases
-from z0_memory.schemas import normalize_segment
+from z0_memory.offline.extraction.key_words import key_entity
 from z0_memory.text import contains_cjk
 
 
@@ -62,4 +62,4 @@ def _owner_area(area: str) -> str:
         if not rest or contains_cjk(area):
             return phrases[0].slot.owner_area
     words = re.findall(r"[\w\u4e00-\u9fff-]+", area.replace("的", " "))[:3]
-    return normalize_segment(" ".join(words)) if words else "area"
+    return (key_entity(" ".join(words)) or "area") if words else "area"

@@ -11,6 +11,7 @@ from z0_memory.offline.extraction.binding import (
     leading_name,
     leading_new_name,
     open_values,
+    unfiled_switch,
     pairs_in,
 )
 from z0_memory.offline.extraction.clauses import (
@@ -141,12 +142,18 @@ def _switch_statement(sentence: str, *, hedged: bool, confirms: bool) -> tuple[S
             if old_first or m.groupdict().get("old") is None else None
         if lead is not None and (not new_pairs or new_pairs[0].start > lead.start):
             new_pairs = [lead]  # "换成 VictoriaMetrics，现在 Prometheus ...": the name right after the verb is the new one
+        old_text = m.groupdict().get("old") or body[: m.start("new")]
         if not new_pairs:
-            continue
+            # "switched from gpt-4o-mini to Qwen": two names no slot files; the key is the one holding the old name
+            unfiled = unfiled_switch(old_text if m.groupdict().get("old") else "", m.group("new"))
+            if unfiled is None:
+                continue
+            new_pairs = [unfiled[1]]
+            old_values = [unfiled[0]]
+        else:
+            old_values = [v for v in find_values(old_text) if v.value != new_pairs[0].value]
         new = new_pairs[0]
         after = _AFTER_SWITCH.match(m.group("new")[new.end:])
-        old_text = m.groupdict().get("old") or body[: m.start("new")]
-        old_values = [v for v in find_values(old_text) if v.value != new.value]
         same_slot = [v for v in old_values if v.slot == new.slot]
         old = (same_slot or old_values or [None])[0]
         if why is None and old is not None:
