@@ -68,3 +68,57 @@ def test_the_english_key_and_its_category_in_a_turn() -> None:
     assert en[f"{P}:tooling:experiment_tracking"].value == "MLboard"  # both languages reach one key
     owner = by_key(run("另外数据负责人是陈晨。"))
     assert owner[f"{P}:people:data_owner"].value == "陈晨"
+
+
+# People: lower-case names, Chinese familiar names, a role said first, a listing, a self-introduction ---------------
+
+
+def test_people_in_a_message_written_in_lower_case() -> None:
+    got = by_key(run("ok so tomasz owns the frontend, and ines is our designer"))
+    assert got[f"{P}:people:frontend_owner"].value == "tomasz" and got[f"{P}:people:designer"].value == "ines"
+    assert by_key(run("bilal is tech lead btw"))[f"{P}:people:tech_lead"].value == "bilal"
+    assert run("caddy handles tls for us") == []  # a lower-case "handles" is not said of a person
+    assert not any(c.key and ":people:" in c.key for c in run("redis is our cache"))
+
+
+def test_people_in_chinese_names_and_roles() -> None:
+    assert by_key(run("后端那块交给老郑了"))[f"{P}:people:backend_owner"].value == "老郑"
+    assert by_key(run("设计师是 Nora 林，图标她来出"))[f"{P}:people:designer"].value == "Nora 林"
+    assert by_key(run("DBA 是老孙（孙立伟），改表找他"))[f"{P}:people:dba"].value == "孙立伟"  # the full name in brackets
+    assert by_key(run("上线前找 DBA 阿杰过一下"))[f"{P}:people:dba"].value == "阿杰"
+    listed = by_key(run("负责人：前端是小周，后端是阿诚"))
+    assert listed[f"{P}:people:frontend_owner"].value == "小周" and listed[f"{P}:people:backend_owner"].value == "阿诚"
+    en = by_key(run("Owners: frontend is Tariq, backend is Mei."))
+    assert en[f"{P}:people:frontend_owner"].value == "Tariq" and en[f"{P}:people:backend_owner"].value == "Mei"
+
+
+def test_a_speaker_who_names_themself_and_takes_an_area() -> None:
+    got = by_key(run("Hey, I'm Ravi, I'll be handling the frontend for this one."))
+    assert got[f"{P}:people:frontend_owner"].value == "Ravi"
+    zh = by_key(run("新项目，前端我来负责，我叫林一。"))
+    assert zh[f"{P}:people:frontend_owner"].value == "林一"
+    assert run("I'm Ravi, I'll do the dishes later.") == []  # no area of the project
+
+
+# Cues: a Chinese "not taking on" negation, instructions about replies, questions without a mark, casual hedges ----
+
+
+def test_chinese_not_taking_something_on_is_a_rejection() -> None:
+    got = run("队列就用 RabbitMQ，不上 Kafka，运维扛不住")
+    assert [c.value for c in got] == ["RabbitMQ"]
+    assert [c.value for c in run("搜索先用 Meilisearch，不搞 Elasticsearch")] == ["Meilisearch"]
+
+
+def test_an_order_about_the_assistants_replies_is_an_instruction() -> None:
+    ignored: list = []
+    got = extract_candidates([TurnMessage("user", "stop apologizing at the start of every reply, it wastes my time")],
+                             project=P, ignored=ignored)
+    assert got == [] and len(ignored) == 1
+
+
+def test_a_question_without_its_mark_and_a_casual_hedge() -> None:
+    assert run("whats the best way to paginate with keyset again, i forget every time") == []
+    hedged = run("for the cache maybe valkey, idk")
+    assert all(c.hedged for c in hedged)
+    probably = by_key(run("docs: Sphinx probably, the team knows it"))
+    assert probably[f"{P}:tooling:docs"].value == "Sphinx" and probably[f"{P}:tooling:docs"].hedged

@@ -128,7 +128,8 @@ _NOT_NAME_WORD = re.compile(
     r"^(?:\w+(?:ed|ing)|run|built|written|done|set|made|up|out|also|still|now|currently|just|always|never|very|"
     r"really|pretty|quite|too|so|being|going|fine|good|great|bad|slow|fast|ok|okay|important|ready|broken|weak|strong|"
     r"noisy|silly|cheap|expensive|solid|nice|easy|hard|simple|heavy|light|stale|outdated|old|wrong|missing|empty|"
-    r"flaky|down|wrong|messy|fragile|annoying)$",
+    r"flaky|down|wrong|messy|fragile|annoying|probably|maybe|perhaps|likely|definitely|tbh|imo|honestly|anyway|"
+    r"though|then)$",
     re.I,
 )
 

@@ -64,7 +64,7 @@ from z0_memory.offline.extraction.model import (
     Statement,
 )
 from z0_memory.offline.extraction.markers import has_bound_pair, negated, nominal, pairs_before_negation
-from z0_memory.offline.extraction.people import people_statement
+from z0_memory.offline.extraction.people import owners_listed, people_statement
 from z0_memory.offline.extraction.reasons import explanation
 from z0_memory.offline.extraction.vocabulary import (
     Found,
@@ -99,6 +99,9 @@ def analyse_sentence(sentence: str, *, proposal: bool = False) -> tuple[list[Sta
 
 
 def _statements(sentence: str, *, confirms: bool, proposal: bool) -> list[Statement]:
+    listed = owners_listed(sentence) if not proposal else []
+    if listed:
+        return listed
     hedged = bool(HEDGE.search(sentence))
     if OPINION_QUESTION.search(sentence) and not proposal:
         return []
@@ -320,7 +323,7 @@ def _statements_for(
     sentence: str,
     inherited: bool = False,
 ) -> list[Statement]:
-    people = people_statement(clause) if mode == "fact" else None
+    people = people_statement(clause) if mode in ("fact", "decision") else None  # "ok so Tomasz owns the frontend"
     if people is not None:
         return [people]
     pairs = pairs_in(clause)

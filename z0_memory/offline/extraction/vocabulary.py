@@ -150,7 +150,7 @@ SLOTS: tuple[Slot, ...] = (
           "single quotes|单引号;double quotes|双引号"),
     _slot("convention", "commit_messages", "commit message format", "提交信息规范",
           "commit style;commit format;commit messages;commit message;commits;提交信息;提交说明", "Conventional Commits;gitmoji"),
-    _slot("convention", "api_style", "API style", "接口风格", "api style;api design;接口风格;接口",
+    _slot("convention", "api_style", "API style", "接口风格", "api style;api design;api 风格;接口风格;接口",
           "REST;GraphQL;gRPC;tRPC;JSON-RPC"),
     _slot("convention", "ids", "ID format", "主键格式",
           "primary keys;primary key;id format;ids;identifiers;主键;id 格式;ID 格式",
