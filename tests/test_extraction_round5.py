@@ -122,3 +122,27 @@ def test_a_question_without_its_mark_and_a_casual_hedge() -> None:
     assert all(c.hedged for c in hedged)
     probably = by_key(run("docs: Sphinx probably, the team knows it"))
     assert probably[f"{P}:tooling:docs"].value == "Sphinx" and probably[f"{P}:tooling:docs"].hedged
+
+
+# Precedence and switches ----------------------------------------------------------------------------------------
+
+
+def test_a_clause_with_its_own_decision_verb_outranks_one_that_talks_about_a_rival() -> None:
+    got = by_key(run("ok search: going with typesense, algolia pricing per record kills us with all the docs"))
+    assert got[f"{P}:database:search"].value == "typesense"
+    zh = by_key(run("好，缓存：就用 Valkey，Redis 的许可证所有人都在吐槽"))
+    assert zh[f"{P}:database:cache"].value == "Valkey"
+
+
+def test_a_switch_whose_old_value_was_named_earlier_in_the_sentence() -> None:
+    zh = by_key(run("原来定的 Express，压测后发现 Zapfly 吞吐更好，换成 Zapfly 了"))
+    assert zh[f"{P}:stack:backend_framework"].value == "Zapfly" and not zh[f"{P}:stack:backend_framework"].hedged
+    en = by_key(run("We had Express first, then benchmarks showed Zapfly is better, so we switched to Zapfly."))
+    assert en[f"{P}:stack:backend_framework"].value == "Zapfly" and not en[f"{P}:stack:backend_framework"].hedged
+    maybe = run("Not sure yet, but we might move from Heroku to Render.")
+    assert maybe and all(c.hedged for c in maybe)  # the switch's own clause is hedged
+
+
+def test_the_persistence_layer_is_the_orm() -> None:
+    assert by_key(run("持久层用 MyBatis-Plus，团队都熟"))[f"{P}:database:orm"].value == "MyBatis-Plus"
+    assert by_key(run("Persistence layer: Jooq."))[f"{P}:database:orm"].value == "Jooq"

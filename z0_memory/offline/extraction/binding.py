@@ -359,9 +359,10 @@ def pairs_in(text: str) -> list[Found]:
 _LEADING_NAME = re.compile(r"(?:the\s+|our\s+)?(?P<v>[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})")
 
 
-def leading_new_name(new_text: str, before_new: str, old_text: str) -> Found | None:
+def leading_new_name(new_text: str, before_new: str, old_text: str, *, earlier: bool = False) -> Found | None:
     """The name a switch's target starts with ("to AppSignal, it bundles ..."), filed under the old value's slot,
-    else the slot phrase nearest before it; None when it is not a name or no slot files it."""
+    else the slot phrase nearest before it, else (``earlier``: the switch names no old value of its own) the slot of
+    the value named last before it; None when it is not a name or no slot files it."""
     m = _LEADING_NAME.match(new_text)
     if not m or REDACTED in m.group("v") or not looks_like_a_name(m.group("v")):
         return None
@@ -372,6 +373,8 @@ def leading_new_name(new_text: str, before_new: str, old_text: str) -> Found | N
     old = [v.slot for v in find_values(old_text) if v.slot is not None]
     before = [p.slot for p in find_phrases(before_new) if p.slot is not None]  # the slot phrase nearest the verb
     later = [v.slot for v in find_values(new_text[m.end("v"):]) if v.slot is not None]
+    if not old and not before and earlier:
+        before = [v.slot for v in find_values(before_new) if v.slot is not None]
     # the old value's slot, else the slot phrase nearest before, else the slot of a rival named after it
     slot = old[0] if old else (before[-1] if before else (later[0] if later else None))
     if slot is None:

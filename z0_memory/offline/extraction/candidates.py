@@ -24,11 +24,13 @@ from z0_memory.offline.extraction.clauses import (
 )
 from z0_memory.offline.extraction.content import content_for, key_for
 from z0_memory.offline.extraction.cues import (
+    DECISION,
     INSTRUCTION,
     TASK_REQUEST,
     REJECTION,
     REMEMBER,
     SO_SENTENCE,
+    SWITCH,
 )
 from z0_memory.offline.extraction.people import self_owner
 from z0_memory.offline.extraction.model import (
@@ -266,12 +268,18 @@ def _candidate(s: Statement, project: str, existing: Sequence[ExistingMemory], i
     )
 
 
-def _rank(s: Statement) -> int:
+def _rank(s: Statement, *, same_message: bool = False) -> int:
     if s.hedged:
         return 0
     if s.weak:
         return 1
-    return 2 if s.kind == "fact" and not s.confirms else 3
+    if s.kind == "fact" and not s.confirms:
+        return 2
+    # within one message, a clause with a decision or switch verb of its own outranks one that only carries the mode
+    # on ("ok auth: going with auth.js, clerk pricing kills us": clerk is talked about, not chosen); a later message
+    # still replaces an earlier one
+    own_verb = s.said_by == "user" and (DECISION.search(s.text) or any(p.search(s.text) for p in SWITCH))
+    return 4 if same_message and own_verb else 3
 
 
 def _dedupe(statements: Iterable[tuple[Statement, list[str]]], project: str) -> list[tuple[Statement, list[str]]]:
@@ -284,7 +292,8 @@ def _dedupe(statements: Iterable[tuple[Statement, list[str]]], project: str) -> 
         if prior is not None and s.hedged and not prior[0].hedged and norm_value(s.value) != norm_value(prior[0].value):
             key = f"{key}|{norm_value(s.value)}"  # "SQLite for now, maybe Postgres later": both, the later one pending
             prior = out.get(key)
-        if prior is not None and _rank(s) < _rank(prior[0]):
+        same = prior is not None and prior[1] == ids
+        if prior is not None and _rank(s, same_message=same) < _rank(prior[0], same_message=same):
             continue
         out.pop(key, None)
         out[key] = (s, ids)

@@ -141,7 +141,9 @@ def _switch_statement(sentence: str, *, hedged: bool, confirms: bool) -> tuple[S
             continue
         new_pairs = pairs_in(m.group("new")) or leading_name(m.group("new"), body)
         old_first = m.groupdict().get("old") is not None and m.start("old") < m.start("new")
-        lead = leading_new_name(m.group("new"), body[: m.start("new")], m.groupdict().get("old") or "") \
+        # with no "from X", a value named before the verb is the old one ("之前说 Gin，...换成 Hertz 了")
+        lead = leading_new_name(m.group("new"), body[: m.start("new")], m.groupdict().get("old") or "",
+                                earlier=m.groupdict().get("old") is None) \
             if old_first or m.groupdict().get("old") is None else None
         if lead is not None and (not new_pairs or new_pairs[0].start > lead.start):
             new_pairs = [lead]  # "换成 VictoriaMetrics，现在 Prometheus ...": the name right after the verb is the new one
@@ -156,6 +158,8 @@ def _switch_statement(sentence: str, *, hedged: bool, confirms: bool) -> tuple[S
         else:
             old_values = [v for v in find_values(old_text) if v.value != new_pairs[0].value]
         new = new_pairs[0]
+        # the switch's own clause decides its hedge: "Hertz 性能更好，换成 Hertz 了" is settled, "maybe move to X" not
+        hedged = hedged and bool(HEDGE.search(body[max(body.rfind(c, 0, m.start()) for c in ",，;；") + 1:]))
         after = _AFTER_SWITCH.match(m.group("new")[new.end:])
         same_slot = [v for v in old_values if v.slot == new.slot]
         old = (same_slot or old_values or [None])[0]

@@ -73,7 +73,7 @@ SLOTS: tuple[Slot, ...] = (
           "CockroachDB;PlanetScale;Neon;Firestore;Cassandra;TiDB;TimescaleDB;InfluxDB;Supabase", area="database"),
     _slot("database", "cache", "cache", "缓存", "caching layer;session store;in-memory store;缓存服务;cache layer;caching;cache;缓存层;缓存",
           "Redis;Memcached;Valkey;KeyDB;Dragonfly;Caffeine;Cachex;Ehcache;Hazelcast"),
-    _slot("database", "orm", "ORM", "ORM", "database layer;db layer;data layer;orm;query builder;data access layer;数据访问层",
+    _slot("database", "orm", "ORM", "ORM", "database layer;db layer;data layer;persistence layer;orm;query builder;data access layer;数据访问层;持久层框架;持久层",
           "Drizzle|Drizzle ORM;Prisma;SQLAlchemy;TypeORM;Sequelize;Django ORM;Kysely;GORM;SQLModel;Peewee;"
           "MikroORM;SeaORM;~Exposed;Hibernate;MyBatis;Diesel;Ecto;Active Record|ActiveRecord;Eloquent;Doctrine;"
           "Entity Framework|EF Core;Mongoose;Tortoise ORM;Objection.js"),
