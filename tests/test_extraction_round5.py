@@ -146,3 +146,35 @@ def test_a_switch_whose_old_value_was_named_earlier_in_the_sentence() -> None:
 def test_the_persistence_layer_is_the_orm() -> None:
     assert by_key(run("持久层用 MyBatis-Plus，团队都熟"))[f"{P}:database:orm"].value == "MyBatis-Plus"
     assert by_key(run("Persistence layer: Jooq."))[f"{P}:database:orm"].value == "Jooq"
+
+
+# The reason with the choice, and the rejected side never chosen -------------------------------------------------
+
+
+def test_more_reason_cues_in_both_languages() -> None:
+    en = by_key(run("We picked Litestar over Flask, owing to its typed request handling."))
+    assert "typed request handling" in (en[f"{P}:stack:backend_framework"].rationale or "")
+    since = by_key(run("既然移动端都是 Kotlin，后端也用 Ktor，一种语言到底"))
+    assert since[f"{P}:stack:backend_framework"].value == "Ktor"
+    assert "Kotlin" in (since[f"{P}:stack:backend_framework"].rationale or "")
+    simple = by_key(run("队列选了 NATS，原因很简单：运维只想维护一个二进制"))
+    assert "二进制" in (simple[f"{P}:stack:queue"].rationale or "")
+
+
+def test_a_rival_turned_down_with_er_fei_or_as_opposed_to_gets_no_reason_and_no_fact() -> None:
+    zh = run("我们决定用 Axum 做后端，而非 Actix，主要考虑到团队熟悉 tower 生态")
+    assert [c.value for c in zh] == ["Axum"] and "tower" in (zh[0].rationale or "")
+    en = run("We settled on Axum for the backend, as opposed to Actix, owing to the tower ecosystem.")
+    assert [c.value for c in en] == ["Axum"] and "tower" in (en[0].rationale or "")
+
+
+def test_an_aside_in_brackets_that_turns_a_rival_down() -> None:
+    zh = run("缓存：Valkey（不用 Redis），理由：许可证")
+    assert [c.value for c in zh] == ["Valkey"] and zh[0].rationale
+    en = run("Search: Typesense (not Elasticsearch), mainly for the tiny memory footprint.")
+    assert [c.value for c in en] == ["Typesense"] and "memory" in (en[0].rationale or "")
+
+
+def test_casual_decision_verbs() -> None:
+    assert by_key(run("gonna do laravel for the api, not symfony"))[f"{P}:stack:backend_framework"].value == "laravel"
+    assert by_key(run("前端也用 Svelte"))[f"{P}:stack:frontend_framework"].value == "Svelte"

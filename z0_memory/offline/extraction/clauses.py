@@ -80,7 +80,7 @@ def split_sentences(text: str) -> list[str]:
 
 
 _CLAUSE_SPLIT = re.compile(
-    r"\s*[,，、]\s*(?:(?:and|but|while|whereas|so|then|also)\b\s*|(?:但是?|而且|而|不过|所以|然后|同时|并且))?"
+    r"\s*[,，、]\s*(?:(?:and|but|while|whereas|so|then|also)\b\s*|(?:但是?|而且|而(?!非)|不过|所以|然后|同时|并且))?"
     r"|\s+[—–]+\s*|\s*[—–]+\s+|\s+-{1,2}\s+|\s+so\s+(?=(?:we|i|it|let'?s|now|the team)\b)"  # a dash between clauses ("we use Postgres 16 — I think I told you")
     r"|\s+(?:but|whereas|while)\s+|\s+and\s+(?=(?:we|I|[A-Z][a-z]+|the|our|all|use|format|lint|test|deploy|host)\b)"
     r"|\s+and\s+(?=[\w.-]+(?:\s+[\w.-]+)?\s+(?:is|are|will|runs?|goes|uses?|lives?|stays?)\b)"
@@ -103,7 +103,14 @@ def topic_colon(sentence: str) -> str:
     return f"{topic}：{sentence[m.end():]}" if contains_cjk(topic) else f"{topic}: {sentence[m.end():]}"
 
 
+# "NestJS（弃用 Express），理由：...", "Fastify (not Express), mainly for ...": an aside that turns something down is a
+# clause of its own
+_REFUSING_ASIDE = re.compile(r"\s*[（(]\s*((?:弃用|不用|不是|而非|放弃|(?i:not|no|instead of|rather than|over)\s)[^()（）]*)[)）]\s*[,，]?")
+
+
 def split_clauses(sentence: str) -> list[str]:
+    sentence = _REFUSING_ASIDE.sub(lambda m: f"，{m.group(1)}，" if contains_cjk(m.group(0)) else f", {m.group(1)}, ",
+                                   sentence)
     return [c.strip() for c in _CLAUSE_SPLIT.split(sentence) if c and c.strip()]
 
 

@@ -78,7 +78,7 @@ UNDECIDED = re.compile(
 )
 NEGATION = re.compile(
     r"\b(?:not|no longer|never mind|nevermind|don't|do not|won't|will not|isn't|aren't|without|avoid|instead of|"
-    r"rather than)\b|算了|(?<!要)不用|(?<!要)不要|别用|不考虑|暂时不|放弃|弃用|不是|而不是|不再|"
+    r"rather than|as opposed to|in place of)\b|算了|(?<!要)不用|(?<!要)不要|别用|不考虑|暂时不|放弃|弃用|不是|而不是|而非|并非|不再|"
     r"(?<!还)没(?:有)?(?:选|采用)|不选|"
     # "不搞 GraphQL", "不额外上 flyway", "先不引入 Kafka": not taking something on
     r"(?<![跟比赶对])不(?:额外|再|单独)?(?:搞|上|引入|接入|接)(?=\s*[A-Za-z\u4e00-\u9fff])",
@@ -189,7 +189,7 @@ DECISION = re.compile(
     r"decided|decided|decision|we chose|chose|we picked|picked|(?:we(?:'ve)? )?settled on|standardi[sz]e on|"
     r"from now on|going forward|it is|stick(?:ing)? with|switch(?:ing)? to|mov(?:e|ing) to|migrat(?:e|ing) to|"
     r"adopt(?:ing)?|upgraded|bumped|approved|signed off|green-?lit|wins|won|(?:is|as) the (?:standard|default)|i meant|correction|i misspoke|(?:it|that) should be|ended up (?:with|going with|picking|using|choosing|on)|opt(?:ed|ing)? for|picking|choosing|went with|"
-    r"will be (?:built|written|done|using)|is going to be)\b|^(?:use|pick|choose)\b|\b(?:is|are) in(?=\s*(?:[.!,;]|$))"
+    r"will be (?:built|written|done|using)|is going to be|gonna (?:do|go with|use)|going to do|let'?s do|we'?ll do)\b|^(?:use|pick|choose)\b|\b(?:is|are) in(?=\s*(?:[.!,;]|$))"
     r"|决定|定为|定成|定了|(?:就|都|已经|那就)?(?<![不没未])定(?=\s*[A-Za-z])|升到|升级到|升级为|更正|纠正|说错了|应该是|其实是|就用|直接用|选用|采用|选定|(?:我们|就)(?:最终|最后|还是|也)?选(?:了|择)?|(?<![不没未别])(?:最终|最后)(?:还是|就)?(?:选|用|定|决定|采用)|(?<![不没未别要])选(?:了|择了)|拍板|敲定|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|先定|准备用|打算用|计划用|就这么定|用.{1,30}吧[。！!]?$",
     re.I,
 )
@@ -217,11 +217,11 @@ PROPOSAL_MARK = re.compile(
 )
 CONVENTION = re.compile(r"\b(?:always|never|must|every|everything|all)\b|一律|必须|统一|所有|总是|从不", re.I)
 REJECTED_BEFORE = re.compile(
-    r"(?:\b(?:not|instead of|rather than|over|than|no|without|from|replace|replacing|drop|dropping|dropped|ditch|"
+    r"(?:\b(?:not|instead of|rather than|as opposed to|in place of|over|than|no|without|from|replace|replacing|drop|dropping|dropped|ditch|"
     r"skip|skipped|skipping|(?:deliberately|intentionally) (?:skipped|avoided)|avoided|"
     r"ditching|ditched|dump|dumping|removing|remove|retire|retiring|off of|off|against|away from|get rid of|"
     r"getting rid of|phasing out|phase out|kill|killing)\s+"
-    r"(?:the\s+|using\s+)?|(?:(?<!要)不用|不是|而不是|(?<!要)不要|别用|比|弃用|从|把|替换掉?|去掉|干掉|淘汰|下掉|"
+    r"(?:the\s+|using\s+)?|(?:(?<!要)不用|不是|而不是|而非|并非|(?<!要)不要|别用|比|弃用|从|把|替换掉?|去掉|干掉|淘汰|下掉|"
     r"(?<!还)没(?:有)?(?:选|采用)|不选|放弃|(?<![跟比赶对])不(?:额外|再|单独)?(?:搞|上|引入|接入|接))\s*)$",
     re.I,
 )
@@ -274,9 +274,9 @@ NOT_A_NAME = frozenset(
     "yes no ok okay maybe perhaps hmm please let lets all every our fair great sure thanks hi hello hey".split()
 )
 RATIONALE = re.compile(
-    r"(?:\b(?:because|since|due to|given that|so that|as it|as they|as we)\b|\bfor (?=(?:its|their)\b)|(?<=[,\s])(?:'cause|cuz|coz|"
+    r"(?:\b(?:because|since|due to|owing to|thanks to|given that|so that|as it|as they|as we)\b|\bfor (?=(?:its|their)\b)|(?<=[,\s])(?:'cause|cuz|coz|"
     r"b/c)\b)\s*(?P<why>.+)$"
-    r"|(?:因为|由于|原因是|毕竟|为了|考虑到|看中(?:的是|了)?(?:它的)?)\s*(?P<why_zh>.+)$",
+    r"|(?:因为|由于|原因是|毕竟|为了|考虑到|既然|看中(?:的是|了)?(?:它的)?)\s*(?P<why_zh>.+)$",
     re.I | re.S,
 )
 # A sentence that is the reason for the one before it ("We'll use Hono. Because the edge runtime matters.")
@@ -288,7 +288,7 @@ REASON_SENTENCE = re.compile(
     r"(?:the )?main (?:thing|point|driver|win|draw|selling point)s? (?:is|was|being|here is)?|"
     r"what sold (?:us|me|the team)(?: on it)? (?:was|is)|the deciding factor (?:was|is)|"
     r"the (?:big(?:gest)? |main |real )?(?:win|draw|plus|advantage|upside) (?:is|was)|看中(?:的是|了)?(?:它的)?|"
-    r"主要是因为|主要因为|主要是考虑到?|主要是|主要考虑|最主要的是|因为|由于|原因是|原因[:：]|理由是|理由[:：]|为了|考虑到|毕竟)"
+    r"主要是因为|主要因为|主要是考虑到?|主要是|主要考虑|最主要的是|因为|由于|原因是|(?:原因|理由)(?:很简单)?[:：]|理由是|为了|考虑到|毕竟)"
     r"[\s,，:：]*",
     re.I,
 )
@@ -297,7 +297,7 @@ REASON_SENTENCE = re.compile(
 CLAUSE_REASON = re.compile(
     r"(?:(?<=[,，;；:：])|(?<=[—–]))\s*(?:(?:mainly|mostly|largely|partly) (?:because|for|since|due to)|"
     r"(?:the )?main (?:thing|point|reason|driver|win) (?:is|was|being)|主要是因为|主要是考虑到?|主要是|主要因为|"
-    r"最主要的是|理由是|原因是|考虑到)\s*(?P<why>.+)$",
+    r"最主要的是|理由是|原因是|主要考虑到?|(?:原因|理由)(?:很简单)?[:：]|考虑到)\s*(?P<why>.+)$",
     re.I | re.S,
 )
 # A sentence that follows from the one before it ("Cold starts hurt. So we moved to Fastify.")

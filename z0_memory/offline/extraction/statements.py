@@ -290,8 +290,9 @@ def _clause_mode(
         return "fact", None, False
     if COLON_VALUE.match(clause):
         return "decision", None, False  # "Sync engine: Yjs": a slot phrase, a colon and a name
-    if _ZH_USE.match(clause) and any(v.value[:1].isupper() or contains_cjk(v.value[:1]) for v in open_values(clause)):
-        return "decision", None, False  # "缺陷管理用禅道", "用数据万象": a Chinese "X 用 Y" names its choice
+    if _ZH_USE.match(clause) and (pairs_in(clause) or any(v.value[:1].isupper() or contains_cjk(v.value[:1])
+                                                          for v in open_values(clause))):
+        return "decision", None, False  # "缺陷管理用禅道", "用数据万象", "后端也用 NestJS": a Chinese "X 用 Y" names its choice
     if ctx.mode in ("decision", "fact", "preference", "hedge"):
         return ctx.mode, ctx.person, ctx.negative
     if nominal(clause):
