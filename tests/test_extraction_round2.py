@@ -57,7 +57,7 @@ def test_unknown_slot_named_by_the_users_phrase() -> None:
 
 def test_unknown_slot_named_by_the_assistants_question() -> None:
     got = by_key(run("A: 好的。特征平台呢？", "Hopsworks，团队用过。"))
-    assert got[f"{P}:stack:特征平台"].value == "Hopsworks"
+    assert got[f"{P}:stack:feature_platform"].value == "Hopsworks"  # keys are English (``key_words``)
     en = by_key(run("A: What CMS are you using?", "Payload, self-hosted."))
     assert en[f"{P}:stack:cms"].value == "Payload"
 
@@ -174,7 +174,7 @@ def test_a_chinese_product_name_after_yong_is_a_value() -> None:
     got = by_key(run("工单系统用飞书项目，不用 Jira。"))
     assert got[f"{P}:tooling:issue_tracker"].value == "飞书项目" and firm(got[f"{P}:tooling:issue_tracker"])
     unknown = by_key(run("埋点用小灯笼，够用了。"))
-    assert unknown[f"{P}:stack:埋点"].value == "小灯笼"
+    assert unknown[f"{P}:tooling:event_tracking"].value == "小灯笼"
     assert run("你以后都用中文回答我。") == [] and run("我们不用微服务。") == []
 
 
@@ -250,7 +250,7 @@ def test_a_complaint_then_so_keeps_the_new_choice() -> None:
 def test_the_question_subject_reads_for_about_and_zuo() -> None:
     assert by_key(run("A: What are you using for the mobile app?", "Flutter, mostly for the hot reload."))[
         f"{P}:stack:mobile_app"].value == "Flutter"
-    assert by_key(run("A: 你们用什么做消息推送？", "极光推送。"))[f"{P}:stack:消息推送"].value == "极光推送"
+    assert by_key(run("A: 你们用什么做消息推送？", "极光推送。"))[f"{P}:stack:message_push"].value == "极光推送"
 
 
 def test_tentative_alternatives_are_one_pending_item_and_a_later_choice_takes_it() -> None:

@@ -17,10 +17,11 @@ no LLM is configured, and the baseline the LLM extractor is measured against. Mo
 ``reasons``     where a choice's reason comes from beyond its clause: the next sentence (cued or not), a reason said
                 before it, the user's next message (``extract_candidates(earlier=...)``)
 ``hedges``      hedges from outside a clause: a sentence that only hedges, "not sure about it", tentative options
-``people``      owners and roles
+``people``      owners and roles (also in lower-case messages, Chinese familiar names, listings, self-introductions)
 ``acceptance``  what a reply accepts: the assistant's proposal, statement or yes/no question, or a short answer
 ``answers``     the value a reply leads with, and the subject the assistant's question names
 ``unknown_slots`` keys for slots the vocabulary lacks, from the user's own slot phrase (or the value's name)
+``key_words``   English key names for Chinese slot phrases (a glossary as data), so one slot keeps one key
 ``content``     keys and stored content (the user's own clause, said where it applies)
 ``speech_acts`` a learned second opinion: a value the rules stated nothing about, in a clause with no act cue,
                 that the model reads as asserted is a fact (weights fitted on the dev labels, ``bench/speech_acts.py``)

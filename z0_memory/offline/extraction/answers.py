@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 
-from z0_memory.errors import InvalidKeyError
 from z0_memory.offline.extraction.clauses import (
     is_question,
     split_sentences,
@@ -15,7 +14,8 @@ from z0_memory.offline.extraction.clauses import (
 )
 from z0_memory.offline.extraction.model import TurnMessage
 from z0_memory.redaction import redact_secrets
-from z0_memory.schemas import normalize_segment
+from z0_memory.offline.extraction.key_words import key_entity
+from z0_memory.offline.extraction.unknown_slots import category_of
 
 # Words a reply may open with before its answer ("nah, GoodJob", "yep, Gradle", "嗯，Qdrant")
 LEAD_WORDS = re.compile(
@@ -54,10 +54,8 @@ def question_subject(question: TurnMessage | None) -> tuple[str, str] | None:
         return None
     if not subject or subject.lower() in _NOT_SUBJECTS or len(subject) < 2:
         return None
-    try:
-        return "stack", normalize_segment(subject)
-    except InvalidKeyError:
-        return None
+    entity = key_entity(subject)
+    return (category_of(subject, entity), entity) if entity else None
 
 
 def leading_clause(text: str) -> str | None:

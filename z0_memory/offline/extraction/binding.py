@@ -128,7 +128,8 @@ _NOT_NAME_WORD = re.compile(
     r"^(?:\w+(?:ed|ing)|run|built|written|done|set|made|up|out|also|still|now|currently|just|always|never|very|"
     r"really|pretty|quite|too|so|being|going|fine|good|great|bad|slow|fast|ok|okay|important|ready|broken|weak|strong|"
     r"noisy|silly|cheap|expensive|solid|nice|easy|hard|simple|heavy|light|stale|outdated|old|wrong|missing|empty|"
-    r"flaky|down|wrong|messy|fragile|annoying)$",
+    r"flaky|down|wrong|messy|fragile|annoying|probably|maybe|perhaps|likely|definitely|tbh|imo|honestly|anyway|"
+    r"though|then)$",
     re.I,
 )
 
@@ -358,9 +359,10 @@ def pairs_in(text: str) -> list[Found]:
 _LEADING_NAME = re.compile(r"(?:the\s+|our\s+)?(?P<v>[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})")
 
 
-def leading_new_name(new_text: str, before_new: str, old_text: str) -> Found | None:
+def leading_new_name(new_text: str, before_new: str, old_text: str, *, earlier: bool = False) -> Found | None:
     """The name a switch's target starts with ("to AppSignal, it bundles ..."), filed under the old value's slot,
-    else the slot phrase nearest before it; None when it is not a name or no slot files it."""
+    else the slot phrase nearest before it, else (``earlier``: the switch names no old value of its own) the slot of
+    the value named last before it; None when it is not a name or no slot files it."""
     m = _LEADING_NAME.match(new_text)
     if not m or REDACTED in m.group("v") or not looks_like_a_name(m.group("v")):
         return None
@@ -371,8 +373,25 @@ def leading_new_name(new_text: str, before_new: str, old_text: str) -> Found | N
     old = [v.slot for v in find_values(old_text) if v.slot is not None]
     before = [p.slot for p in find_phrases(before_new) if p.slot is not None]  # the slot phrase nearest the verb
     later = [v.slot for v in find_values(new_text[m.end("v"):]) if v.slot is not None]
+    if not old and not before and earlier:
+        before = [v.slot for v in find_values(before_new) if v.slot is not None]
     # the old value's slot, else the slot phrase nearest before, else the slot of a rival named after it
     slot = old[0] if old else (before[-1] if before else (later[0] if later else None))
     if slot is None:
         return None
     return Found(m.start("v"), m.start("v") + len(value), value, slot)
+
+
+def unfiled_switch(old_text: str, new_text: str) -> tuple[Found, Found] | None:
+    """"from gpt-4o-mini to Qwen": the old and the new name of a switch when no slot files either (both must read as
+    names and neither be known to the vocabulary; the caller keys it by whichever memory holds the old name)."""
+    names = []
+    for text in (old_text, new_text):
+        m = re.match(r"\s*(?:了\s*)?(?:the\s+|our\s+)?(?P<v>[A-Za-z0-9][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})", text)
+        if not m or REDACTED in m.group("v") or find_values(m.group("v")) or find_phrases(m.group("v")):
+            return None
+        value = m.group("v").rstrip(".,")
+        if not looks_like_a_name(value) or value.lower() in NOT_A_NAME:
+            return None
+        names.append(Found(m.start("v"), m.start("v") + len(value), value, None))
+    return names[0], names[1]

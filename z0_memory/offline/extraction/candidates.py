@@ -24,12 +24,15 @@ from z0_memory.offline.extraction.clauses import (
 )
 from z0_memory.offline.extraction.content import content_for, key_for
 from z0_memory.offline.extraction.cues import (
+    DECISION,
     INSTRUCTION,
     TASK_REQUEST,
     REJECTION,
     REMEMBER,
     SO_SENTENCE,
+    SWITCH,
 )
+from z0_memory.offline.extraction.people import self_owner
 from z0_memory.offline.extraction.model import (
     ExistingMemory,
     Statement,
@@ -137,6 +140,8 @@ def _analyse_message(text: str, ignored: list[str],
         if accepted is None or bare == "strong":
             accepted = bare if accepted != "rejected" else accepted
     statements = [s for s in before if s.rationale] + statements  # the previous message's choices, now explained
+    if not any(s.category_override == "people" for s in statements):
+        statements += self_owner(clean)  # "I'm Maya, I'll be doing most of the backend"
     refused = refused_values(clean)
     statements = [s for s in statements if s.value is None or s.old_value is not None
                   or norm_value(s.value) not in refused]
@@ -207,6 +212,16 @@ def _link_keyless(s: Statement, existing: Sequence[ExistingMemory], project: str
     return None
 
 
+def _held_key(value: str | None, existing: Sequence[ExistingMemory]) -> tuple[str, str] | None:
+    """(category, entity) of the one settled key that holds ``value`` (a switch's old name), else None."""
+    keys = {m.key for m in existing if value and m.key and not m.pending and m.value
+            and norm_value(m.value) == norm_value(value)}
+    if len(keys) != 1:
+        return None
+    _, category, entity = next(iter(keys)).split(":", 2)
+    return (category, entity) if category not in ("preference", "people") else None
+
+
 def _adopt_stored_key(s: Statement, key: str | None, existing: Sequence[ExistingMemory]) -> str | None:
     """A value the store already holds (or holds pending) under one key is that key's value, unless the clause
     itself names another slot: "Dialogue Manager it is" confirms the pending dialogue-system choice."""
@@ -253,12 +268,18 @@ def _candidate(s: Statement, project: str, existing: Sequence[ExistingMemory], i
     )
 
 
-def _rank(s: Statement) -> int:
+def _rank(s: Statement, *, same_message: bool = False) -> int:
     if s.hedged:
         return 0
     if s.weak:
         return 1
-    return 2 if s.kind == "fact" and not s.confirms else 3
+    if s.kind == "fact" and not s.confirms:
+        return 2
+    # within one message, a clause with a decision or switch verb of its own outranks one that only carries the mode
+    # on ("ok auth: going with auth.js, clerk pricing kills us": clerk is talked about, not chosen); a later message
+    # still replaces an earlier one
+    own_verb = s.said_by == "user" and (DECISION.search(s.text) or any(p.search(s.text) for p in SWITCH))
+    return 4 if same_message and own_verb else 3
 
 
 def _dedupe(statements: Iterable[tuple[Statement, list[str]]], project: str) -> list[tuple[Statement, list[str]]]:
@@ -271,7 +292,8 @@ def _dedupe(statements: Iterable[tuple[Statement, list[str]]], project: str) -> 
         if prior is not None and s.hedged and not prior[0].hedged and norm_value(s.value) != norm_value(prior[0].value):
             key = f"{key}|{norm_value(s.value)}"  # "SQLite for now, maybe Postgres later": both, the later one pending
             prior = out.get(key)
-        if prior is not None and _rank(s) < _rank(prior[0]):
+        same = prior is not None and prior[1] == ids
+        if prior is not None and _rank(s, same_message=same) < _rank(prior[0], same_message=same):
             continue
         out.pop(key, None)
         out[key] = (s, ids)
@@ -345,6 +367,10 @@ def extract_candidates(
         slot = topic_slot(state.previous_assistant)
         for s in statements:  # "Let's go with Hummingbird." after "Which backend framework?": the topic names the key
             if s.slot is None and s.value and s.category_override is None and s.kind != "preference":
+                held = _held_key(s.old_value, existing)  # "from gpt-4o-mini to Qwen": where gpt-4o-mini is kept
+                if held is not None:
+                    s.category_override, s.entity_override = held
+                    continue
                 named = unknown_slot(s.text, s.value)  # the user's own slot phrase first ("Sync engine: Yjs")
                 if named is None and slot is not None:
                     s.slot = slot

@@ -31,7 +31,10 @@ _CODE_LINE = re.compile(
     r"await\s+\w+[.(]|>>>|#include|package\s+\w+\s*;?\s*$)|[{}\[\]<]|\$ \w"
     r"|.*(?:[;{]\s*$|=>|==|\)\s*\{))",
 )
-_ASSIGNMENT = re.compile(r"^\s*[\w.]+\s*(?:\[[^\]]*\])?\s*[+\-*/]?=\s*\S")
+_ASSIGNMENT = re.compile(r"^\s*[\w.]+\s*(?:\[[^\]]*\])?\s*[+\-*/]?=\s*(?P<rhs>\S.*)$")
+# "OrbitDesk = helpdesk SaaS. Rails 7 ...": an "=" whose right side is words (two or more, no code punctuation) is
+# prose naming what something is, not an assignment
+_PROSE_RHS = re.compile(r"^[^\W\d_][\w'-]*(?:\s+[\w'.-]+)+\s*(?:[.!?]\s.*|[.!?]?)$")
 
 
 _PLAIN_QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2032": "'"})
@@ -39,6 +42,11 @@ _PLAIN_QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u2
 
 _IS_CONTRACTION = re.compile(r"\b([A-Za-z][\w-]*)'s\s+(going to be|gonna be|now|still|basically|definitely|just|"
                              r"always|officially|finally|set to|on|handled|done|run|hosted|deployed)\b", re.I)
+
+
+def _is_assignment(line: str) -> bool:
+    m = _ASSIGNMENT.match(line)
+    return bool(m) and not _PROSE_RHS.match(m.group("rhs"))
 
 
 def strip_noise(text: str) -> str:
@@ -52,7 +60,7 @@ def strip_noise(text: str) -> str:
     kept = [
         line
         for line in text.splitlines()
-        if not (_MEMORY_LINE.match(line) or _CODE_LINE.match(line) or _ASSIGNMENT.match(line))
+        if not (_MEMORY_LINE.match(line) or _CODE_LINE.match(line) or _is_assignment(line))
     ]
     return "\n".join(kept).replace("`", "")
 
@@ -72,7 +80,7 @@ def split_sentences(text: str) -> list[str]:
 
 
 _CLAUSE_SPLIT = re.compile(
-    r"\s*[,，、]\s*(?:(?:and|but|while|whereas|so|then|also)\b\s*|(?:但是?|而且|而|不过|所以|然后|同时|并且))?"
+    r"\s*[,，、]\s*(?:(?:and|but|while|whereas|so|then|also)\b\s*|(?:但是?|而且|而(?!非)|不过|所以|然后|同时|并且))?"
     r"|\s+[—–]+\s*|\s*[—–]+\s+|\s+-{1,2}\s+|\s+so\s+(?=(?:we|i|it|let'?s|now|the team)\b)"  # a dash between clauses ("we use Postgres 16 — I think I told you")
     r"|\s+(?:but|whereas|while)\s+|\s+and\s+(?=(?:we|I|[A-Z][a-z]+|the|our|all|use|format|lint|test|deploy|host)\b)"
     r"|\s+and\s+(?=[\w.-]+(?:\s+[\w.-]+)?\s+(?:is|are|will|runs?|goes|uses?|lives?|stays?)\b)"
@@ -95,7 +103,14 @@ def topic_colon(sentence: str) -> str:
     return f"{topic}：{sentence[m.end():]}" if contains_cjk(topic) else f"{topic}: {sentence[m.end():]}"
 
 
+# "NestJS（弃用 Express），理由：...", "Fastify (not Express), mainly for ...": an aside that turns something down is a
+# clause of its own
+_REFUSING_ASIDE = re.compile(r"\s*[（(]\s*((?:弃用|不用|不是|而非|放弃|(?i:not|no|instead of|rather than|over)\s)[^()（）]*)[)）]\s*[,，]?")
+
+
 def split_clauses(sentence: str) -> list[str]:
+    sentence = _REFUSING_ASIDE.sub(lambda m: f"，{m.group(1)}，" if contains_cjk(m.group(0)) else f", {m.group(1)}, ",
+                                   sentence)
     return [c.strip() for c in _CLAUSE_SPLIT.split(sentence) if c and c.strip()]
 
 

@@ -12,7 +12,7 @@ GREETING = re.compile(
     re.I,
 )
 QUESTION_START = re.compile(
-    r"^(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|could|would|will|have|has|"
+    r"^(?:what|whats|which|who|whos|whom|whose|when|where|wheres|why|how|hows|is|are|was|were|do|does|did|can|could|would|will|have|has|"
     r"any|anything|remind me)\b",
     re.I,
 )
@@ -33,7 +33,8 @@ HEDGE = re.compile(
     r"potentially|provisionally|pencil(?:l?ed)? in|evaluating|exploring|looking (?:at|into)|on the table|"
     r"shortlist(?:ed)?|open to|not final|not set in stone|not locked in|nothing(?:'s| is) (?:decided|final|settled)|still open|trial(?:l?ing)|prototyping with|playing (?:around )?with|"
     r"could (?:work|do|be)|toying with|(?:a |one )?candidate|(?:may|might|could) change|(?:looks?|seems?|sounds?) "
-    r"promising|promising|(?:want|wanna|would like|'d like) to try|try out|kinda leaning|leaning)\b"
+    r"promising|promising|(?:want|wanna|would like|'d like) to try|try out|kinda leaning|leaning|idk|dunno|"
+    r"not 100%|(?:i was|i'?m) thinking)\b"
     r"|\b(?:pending (?:the |a |an |our |their )?(?:[\w'-]+\s+){0,2}(?:review|approval|sign-?off|confirmation|decision)|"
     r"subject to|let me (?:check|confirm|ask|run it by)|(?:need|have) to (?:check|confirm) with|check(?:ing)? with|"
     r"waiting (?:for|on) (?:the |a |an |our )?(?:[\w'-]+\s+){0,2}(?:review|approval|sign-?off|answer|decision))"
@@ -77,8 +78,10 @@ UNDECIDED = re.compile(
 )
 NEGATION = re.compile(
     r"\b(?:not|no longer|never mind|nevermind|don't|do not|won't|will not|isn't|aren't|without|avoid|instead of|"
-    r"rather than)\b|算了|(?<!要)不用|(?<!要)不要|别用|不考虑|暂时不|放弃|弃用|不是|而不是|不再|"
-    r"(?<!还)没(?:有)?(?:选|采用)|不选",
+    r"rather than|as opposed to|in place of)\b|算了|(?<!要)不用|(?<!要)不要|别用|不考虑|暂时不|放弃|弃用|不是|而不是|而非|并非|不再|"
+    r"(?<!还)没(?:有)?(?:选|采用)|不选|"
+    # "不搞 GraphQL", "不额外上 flyway", "先不引入 Kafka": not taking something on
+    r"(?<![跟比赶对])不(?:额外|再|单独)?(?:搞|上|引入|接入|接)(?=\s*[A-Za-z\u4e00-\u9fff])",
     re.I,
 )
 CONFIRM_PREFIX = re.compile(
@@ -127,7 +130,9 @@ INSTRUCTION = re.compile(
     r"(?:提示词|系统提示|指令|设定)|扮演|假装你是|你现在是"
     r"|你(?:以后|今后|从现在起|从现在开始)?(?:必须|都要|都得|要|需要|应该|得)?(?:都|总是|永远|一直|只)?"
     r"(?:用.{1,8})?(?:回答|回复|输出|称呼我|叫我)"
-    r"|(?:从现在(?:起|开始)|以后|今后)[，,\s]*(?:你|请你|请)",
+    r"|(?:从现在(?:起|开始)|以后|今后)[，,\s]*(?:你|请你|请)"
+    # "stop summarizing what you did at the end of every reply": how the assistant should answer
+    r"|^(?:please\s+|pls\s+)?(?:stop|quit|no more)\s+\w+ing\b.{0,80}?\b(?:you|your|reply|replies|answers?|responses?)\b",
     re.I,
 )
 # A request for work ("Set up the HTTP server skeleton", "now add a health endpoint", "帮我写个登录页"): it asks the
@@ -184,7 +189,7 @@ DECISION = re.compile(
     r"decided|decided|decision|we chose|chose|we picked|picked|(?:we(?:'ve)? )?settled on|standardi[sz]e on|"
     r"from now on|going forward|it is|stick(?:ing)? with|switch(?:ing)? to|mov(?:e|ing) to|migrat(?:e|ing) to|"
     r"adopt(?:ing)?|upgraded|bumped|approved|signed off|green-?lit|wins|won|(?:is|as) the (?:standard|default)|i meant|correction|i misspoke|(?:it|that) should be|ended up (?:with|going with|picking|using|choosing|on)|opt(?:ed|ing)? for|picking|choosing|went with|"
-    r"will be (?:built|written|done|using)|is going to be)\b|^(?:use|pick|choose)\b|\b(?:is|are) in(?=\s*(?:[.!,;]|$))"
+    r"will be (?:built|written|done|using)|is going to be|gonna (?:do|go with|use)|going to do|let'?s do|we'?ll do)\b|^(?:use|pick|choose)\b|\b(?:is|are) in(?=\s*(?:[.!,;]|$))"
     r"|决定|定为|定成|定了|(?:就|都|已经|那就)?(?<![不没未])定(?=\s*[A-Za-z])|升到|升级到|升级为|更正|纠正|说错了|应该是|其实是|就用|直接用|选用|采用|选定|(?:我们|就)(?:最终|最后|还是|也)?选(?:了|择)?|(?<![不没未别])(?:最终|最后)(?:还是|就)?(?:选|用|定|决定|采用)|(?<![不没未别要])选(?:了|择了)|拍板|敲定|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|先定|准备用|打算用|计划用|就这么定|用.{1,30}吧[。！!]?$",
     re.I,
 )
@@ -212,12 +217,12 @@ PROPOSAL_MARK = re.compile(
 )
 CONVENTION = re.compile(r"\b(?:always|never|must|every|everything|all)\b|一律|必须|统一|所有|总是|从不", re.I)
 REJECTED_BEFORE = re.compile(
-    r"(?:\b(?:not|instead of|rather than|over|than|no|without|from|replace|replacing|drop|dropping|dropped|ditch|"
+    r"(?:\b(?:not|instead of|rather than|as opposed to|in place of|over|than|no|without|from|replace|replacing|drop|dropping|dropped|ditch|"
     r"skip|skipped|skipping|(?:deliberately|intentionally) (?:skipped|avoided)|avoided|"
     r"ditching|ditched|dump|dumping|removing|remove|retire|retiring|off of|off|against|away from|get rid of|"
     r"getting rid of|phasing out|phase out|kill|killing)\s+"
-    r"(?:the\s+|using\s+)?|(?:(?<!要)不用|不是|而不是|(?<!要)不要|别用|比|弃用|从|把|替换掉?|去掉|干掉|淘汰|下掉|"
-    r"(?<!还)没(?:有)?(?:选|采用)|不选|放弃)\s*)$",
+    r"(?:the\s+|using\s+)?|(?:(?<!要)不用|不是|而不是|而非|并非|(?<!要)不要|别用|比|弃用|从|把|替换掉?|去掉|干掉|淘汰|下掉|"
+    r"(?<!还)没(?:有)?(?:选|采用)|不选|放弃|(?<![跟比赶对])不(?:额外|再|单独)?(?:搞|上|引入|接入|接))\s*)$",
     re.I,
 )
 PREFERENCE = re.compile(
@@ -233,6 +238,9 @@ NEGATIVE_PREFERENCE = re.compile(r"hate|dislike|n't like|not like|can't stand|ra
 # A capitalised word that opens a sentence without being a name ("Also Jonas owns ...")
 _NOT_FILLER = (r"(?!(?:Also|And|But|So|Oh|Ok|Okay|Then|Now|Our|The|Btw|Plus|Yes|Yeah|Sure|Everything|Everyone|It|This|"
                r"That|All|Nothing|Something|Prod|Production|Staging)\b)")
+# A person named in Chinese text: a Latin given name with a Chinese surname ("Kevin 张"), a capitalised name, or a
+# familiar name (老周, 小美, 阿强: 老/小/阿 and one character)
+ZH_PERSON = r"[A-Z][a-z]+\s*[\u4e00-\u9fff](?![\u4e00-\u9fff])|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?|[老小阿][\u4e00-\u9fff](?=[^\u4e00-\u9fff]|$|[了来说负也都])"
 OWNER = re.compile(
     rf"(?P<who>(?<!\w){_NOT_FILLER}[A-Z][a-zà-ÿ]{{1,20}}(?:\s+[A-Z][a-zà-ÿ]{{1,20}})?\b)\s+(?:now\s+|also\s+)?(?:owns|will own|handles|will handle|leads|will lead|"
     r"maintains|is responsible for|is in charge of|takes care of|runs|is (?:leading|handling|running|managing|"
@@ -241,7 +249,10 @@ OWNER = re.compile(
     r"(?:the\s+|our\s+|all (?:the |of the |our )?)?(?P<area>[\w\s./-]{2,40})"
     r"|(?P<who_zh>[\u4e00-\u9fff]{2,3}?|[A-Za-z]{2,20})\s*(?:现在|也|来)?负责(?!人)\s*(?P<area_zh>[\w\u4e00-\u9fff ]{1,12})"
     r"|(?P<area_zh2>[\w\u4e00-\u9fff]{1,8})(?:那边|这边|这块|的话|方面|部分)?(?:由|是|归)?"
-    r"(?P<who_zh2>[\u4e00-\u9fff]{2,3}?|[A-Z][a-z]+)\s*(?:来)?负责(?=[。，,！!；;]|$)",
+    r"(?P<who_zh2>[\u4e00-\u9fff]{2,3}?|[A-Z][a-z]+)\s*(?:来)?负责(?=[。，,！!；;]|$)"
+    # "后端交给老陈", "前端归小美": an area handed to someone
+    r"|(?P<area_zh3>[\w\u4e00-\u9fff]{1,8}?)(?:那边|这边|这块|的活)?(?:交给|归)了?\s*"
+    rf"(?P<who_zh3>{ZH_PERSON})(?=\s*(?:[。，,！!；;（(]|$|来|负责|了))",
 )
 ROLE_STATEMENT = re.compile(
     rf"(?P<who>\b{_NOT_FILLER}[A-Z][a-z]{{1,20}}(?:\s+[A-Z][a-z]{{1,20}})?\b)\s+"
@@ -253,16 +264,19 @@ ROLE_STATEMENT = re.compile(
     r"(?P<who2>[A-Z][a-z]{1,20}(?:\s+[A-Z][a-z]{1,20})?)\b"
     r"|(?P<who_zh>[\u4e00-\u9fff]{2,3}?|[A-Za-z]{2,20})\s*是\s*(?:我们的?|团队的?|项目的?)?(?P<role_zh>[\u4e00-\u9fff\w ]{2,10})"
     r"|(?:我们的?|团队的?|项目的?)?\s*(?P<role_zh2>[\u4e00-\u9fff\w -]{2,10}?)\s*(?:是|由)\s*"
-    r"(?P<who_zh2>[\u4e00-\u9fff]{2,3}|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)(?:来当|担任)?(?=\s*(?:[。，,！!；;]|this week|$))",
+    rf"(?P<who_zh2>{ZH_PERSON}|[\u4e00-\u9fff]{{2,3}}|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)(?:来当|担任)?"
+    r"(?=\s*(?:[。，,！!；;（(]|this week|$))"
+    # "找 DBA 老马", "设计师 Chloe 说": a role word right before a name
+    rf"|(?P<role_zh3>(?i:dba|pm)|设计师|产品经理|技术负责人|项目经理|值班)\s*(?P<who_zh3>[老小阿][\u4e00-\u9fff]|{ZH_PERSON})",
 )
 NOT_A_NAME = frozenset(
     "the this that it our we you they he she there here what which who how why when where also then so and but "
     "yes no ok okay maybe perhaps hmm please let lets all every our fair great sure thanks hi hello hey".split()
 )
 RATIONALE = re.compile(
-    r"(?:\b(?:because|since|due to|given that|so that|as it|as they|as we)\b|\bfor (?=(?:its|their)\b)|(?<=[,\s])(?:'cause|cuz|coz|"
+    r"(?:\b(?:because|since|due to|owing to|thanks to|given that|so that|as it|as they|as we)\b|\bfor (?=(?:its|their)\b)|(?<=[,\s])(?:'cause|cuz|coz|"
     r"b/c)\b)\s*(?P<why>.+)$"
-    r"|(?:因为|由于|原因是|毕竟|为了|考虑到|看中(?:的是|了)?(?:它的)?)\s*(?P<why_zh>.+)$",
+    r"|(?:因为|由于|原因是|毕竟|为了|考虑到|既然|看中(?:的是|了)?(?:它的)?)\s*(?P<why_zh>.+)$",
     re.I | re.S,
 )
 # A sentence that is the reason for the one before it ("We'll use Hono. Because the edge runtime matters.")
@@ -274,7 +288,7 @@ REASON_SENTENCE = re.compile(
     r"(?:the )?main (?:thing|point|driver|win|draw|selling point)s? (?:is|was|being|here is)?|"
     r"what sold (?:us|me|the team)(?: on it)? (?:was|is)|the deciding factor (?:was|is)|"
     r"the (?:big(?:gest)? |main |real )?(?:win|draw|plus|advantage|upside) (?:is|was)|看中(?:的是|了)?(?:它的)?|"
-    r"主要是因为|主要因为|主要是考虑到?|主要是|主要考虑|最主要的是|因为|由于|原因是|原因[:：]|理由是|理由[:：]|为了|考虑到|毕竟)"
+    r"主要是因为|主要因为|主要是考虑到?|主要是|主要考虑|最主要的是|因为|由于|原因是|(?:原因|理由)(?:很简单)?[:：]|理由是|为了|考虑到|毕竟)"
     r"[\s,，:：]*",
     re.I,
 )
@@ -283,7 +297,7 @@ REASON_SENTENCE = re.compile(
 CLAUSE_REASON = re.compile(
     r"(?:(?<=[,，;；:：])|(?<=[—–]))\s*(?:(?:mainly|mostly|largely|partly) (?:because|for|since|due to)|"
     r"(?:the )?main (?:thing|point|reason|driver|win) (?:is|was|being)|主要是因为|主要是考虑到?|主要是|主要因为|"
-    r"最主要的是|理由是|原因是|考虑到)\s*(?P<why>.+)$",
+    r"最主要的是|理由是|原因是|主要考虑到?|(?:原因|理由)(?:很简单)?[:：]|考虑到)\s*(?P<why>.+)$",
     re.I | re.S,
 )
 # A sentence that follows from the one before it ("Cold starts hurt. So we moved to Fastify.")

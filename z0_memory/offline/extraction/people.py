@@ -6,26 +6,78 @@ from __future__ import annotations
 
 import re
 
-from z0_memory.offline.extraction.cues import NOT_A_NAME, OWNER, ROLE_STATEMENT
+from z0_memory.offline.extraction.cues import NOT_A_NAME, OWNER, ROLE_STATEMENT, ZH_PERSON
 from z0_memory.offline.extraction.model import CONF_FACT, Statement
-from z0_memory.offline.extraction.vocabulary import ROLES, find_phrases
-from z0_memory.schemas import normalize_segment
-from z0_memory.text import contains_cjk
+from z0_memory.offline.extraction.vocabulary import ROLES, find_phrases, find_values
+from z0_memory.offline.extraction.key_words import key_entity
+from z0_memory.text import ENGLISH_STOPWORDS, contains_cjk
 
 
 def people_statement(clause: str) -> Statement | None:
+    """An owner or role the clause names; in a clause written all in lower case ("marco owns the backend", "kenji is
+    tech lead") the words that could be names are read as capitalised, with the stricter owner verbs only."""
+    found = _people(clause)
+    if found is not None or re.search(r"[A-Z]", clause):
+        return found
+    casual = _capitalised(clause)
+    found = _people(casual) if casual != clause else None
+    if found is None or (found.entity_override or "").endswith("_owner") and not _STRICT_OWNER.search(clause):
+        return None  # "nginx handles tls": a lower-case "handles" is not said of a person
+    start = casual.find(found.value or "")
+    found.value, found.text = clause[start:start + len(found.value or "")], clause
+    return found
+
+
+# Words of a lower-case clause never read as names: function words, role and area words, known values
+_ROLE_WORDS = re.compile(r"^(?:lead|manager|designer|owner|on-call|dba|architect|engineer|pm|maintainer|tech|product|"
+                         r"release|backend|frontend|infra|ops|devops|mobile|qa|data|design|"
+                         # the owner and role verbs themselves
+                         r"owns?|leads|handles|runs|manages|maintains|took|takes|taken|taking|over|joined|joins|"
+                         r"joining|came|responsible|charge|looks|after|care|now|also)$")
+_STRICT_OWNER = re.compile(r"\b(?:owns|will own|leads|will lead|is responsible for|is in charge of|took over|"
+                           r"takes over|has taken over|is taking over|will take over|looks after)\b")
+
+
+def _capitalised(clause: str) -> str:
+    def cap(m: re.Match[str]) -> str:
+        word = m.group(0)
+        if (word in ENGLISH_STOPWORDS or word in NOT_A_NAME or _ROLE_WORDS.match(word) or find_values(word)
+                or find_phrases(word) or len(word) < 3):
+            return word
+        return word[0].upper() + word[1:]
+    return re.sub(r"(?<![\w'-])[a-z][a-z]+(?![\w'-])", cap, clause)
+
+
+def _is_role(text: str) -> bool:
+    return any(re.search(pattern, text, re.I) for pattern, *_ in ROLES)
+
+
+def _full_name(clause: str, end: int, who: str) -> str:
+    """"DBA 是老周（周建国）", "Anya (Anya Petrov)": a name in brackets right after the one said is the full name."""
+    m = re.match(r"\s*[（(]\s*([\u4e00-\u9fff]{2,4}|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)+)\s*[）)]", clause[end:])
+    return m.group(1) if m else who
+
+
+def _people(clause: str) -> Statement | None:
     owner = OWNER.search(clause)
     if owner:
-        who = (owner.group("who") or owner.group("who_zh") or owner.group("who_zh2") or "").strip()
-        area = (owner.group("area") or owner.group("area_zh") or owner.group("area_zh2") or "").strip(" .。")
+        key = next((k for k in ("who", "who_zh", "who_zh2", "who_zh3") if owner.group(k)), "who")
+        who = _full_name(clause, owner.end(key), (owner.group(key) or "").strip())
+        area = (owner.group("area") or owner.group("area_zh") or owner.group("area_zh2") or owner.group("area_zh3")
+                or "").strip(" .。")
         if who and who.lower() not in NOT_A_NAME and area and not who.startswith(_PRONOUNS_ZH):  # "后端我来负责"
             entity = f"{_owner_area(area)}_owner"
             return Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=clause,
                               category_override="people", entity_override=entity, label_override=area)
     role = ROLE_STATEMENT.search(clause)
     if role:
-        who = next((g for g in (role.group(k) for k in ("who", "who2", "who_zh", "who_zh2")) if g), "").strip()
-        text = next((g for g in (role.group(k) for k in ("role", "role2", "role_zh", "role_zh2")) if g), "")
+        key = next((k for k in ("who", "who2", "who_zh", "who_zh2", "who_zh3") if role.group(k)), "who")
+        who = _full_name(clause, role.end(key), (role.group(key) or "").strip())
+        text = next((g for g in (role.group(k) for k in ("role", "role2", "role_zh", "role_zh2", "role_zh3")) if g), "")
+        named = re.match(ZH_PERSON, role.group("role_zh") or "")
+        if key == "who_zh" and named and _is_role(who) and not _is_role(text):
+            # "DBA 是老周（周建国）": the role is said first, the person after 是
+            text, who = who, _full_name(clause, role.start("role_zh") + named.end(), named.group(0))
         if not who or who.lower() in NOT_A_NAME or who.startswith(_PRONOUNS_ZH):
             return None
         for pattern, entity, en, zh in ROLES:
@@ -55,6 +107,7 @@ _OPENERS = re.compile(r"^(?:另外|还有|然后|对了|其次|同时|以及|而
 
 def _owner_area(area: str) -> str:
     area = _OPENERS.sub("", area.strip()) or area  # "另外数据负责人是周婷": the area is 数据
+    area = re.sub(r"(?:那边|这边|这块|方面)?(?:是|由|归)$", "", area) or area  # "运维那边是小林负责": 运维
     area = _AREA_NOUNS.sub("", area.strip()) or area  # "the frontend stuff" -> frontend
     phrases = find_phrases(area)
     if phrases and phrases[0].start == 0 and phrases[0].slot and phrases[0].slot.owner_area:
@@ -62,4 +115,52 @@ def _owner_area(area: str) -> str:
         if not rest or contains_cjk(area):
             return phrases[0].slot.owner_area
     words = re.findall(r"[\w\u4e00-\u9fff-]+", area.replace("的", " "))[:3]
-    return normalize_segment(" ".join(words)) if words else "area"
+    return (key_entity(" ".join(words)) or "area") if words else "area"
+
+
+# "负责人：后端是阿强，前端是小美", "Owners: backend is Marco, frontend is Li": a list of areas and their people
+_OWNERS_TOPIC = re.compile(r"^\s*(?:负责人|分工|owners?|ownership|who owns what)\s*[:：]\s*(?P<rest>.+)$", re.I)
+_AREA_PERSON = re.compile(rf"^\s*(?:the\s+)?(?P<area>[\w\u4e00-\u9fff][\w\u4e00-\u9fff /-]{{0,20}}?)\s*"
+                          rf"(?:是|由|归|:|：|=|->|→|\bis\b|—|-)\s*(?P<who>{ZH_PERSON}|[\u4e00-\u9fff]{{2,3}})\s*[.。]?$")
+
+
+def owners_listed(sentence: str) -> list[Statement]:
+    """The owners a listing sentence names, one per clause; empty when the sentence is no such listing."""
+    m = _OWNERS_TOPIC.match(sentence)
+    if not m:
+        return []
+    out = []
+    for part in re.split(r"[,，;；、]", m.group("rest")):
+        pair = _AREA_PERSON.match(part)
+        if pair and pair.group("who").lower() not in NOT_A_NAME:
+            area = pair.group("area").strip()
+            out.append(Statement(kind="fact", slot=None, value=pair.group("who"), confidence=CONF_FACT, text=part.strip(),
+                                 category_override="people", entity_override=f"{_owner_area(area)}_owner",
+                                 label_override=area))
+    return out
+
+
+# "I'm Maya, I'll be doing most of the backend", "后端我来负责，我叫王磊": the speaker names themself and an area
+_SELF_NAME = re.compile(r"\b(?i:i'?m|i am|my name is|this is)\s+(?P<en>[A-Z][a-z]{1,20})\b(?!\s+(?:and|from|on|with|here)\b)"
+                        r"|我叫\s*(?P<zh>[\u4e00-\u9fff]{2,3}|[A-Z][a-z]+)(?![\u4e00-\u9fff])")
+_SELF_AREA = re.compile(
+    r"\b(?:i'?ll|i will|i'?m going to|i)\s+(?:be\s+)?(?:own(?:ing)?|handl(?:e|ing)|lead(?:ing)?|do(?:ing)?|tak(?:e|ing) care of|"
+    r"run(?:ning)?|look(?:ing)? after)\s+(?:most of\s+|all of\s+)?(?:the\s+|our\s+)?(?P<area>[a-z][\w/-]*(?:\s+[a-z][\w/-]*)?)"
+    r"|(?P<area_zh>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:那边|这块)?(?:由)?我(?:来)?负责|我(?:来)?负责\s*(?P<area_zh2>[\u4e00-\u9fffA-Za-z]{1,6})",
+    re.I)
+
+
+def self_owner(text: str) -> list[Statement]:
+    """The area a message's speaker takes on, when the same message gives their name; else nothing."""
+    name, area = _SELF_NAME.search(text), _SELF_AREA.search(text)
+    if not name or not area:
+        return []
+    who = name.group("en") or name.group("zh")
+    where = (area.group("area") or area.group("area_zh") or area.group("area_zh2") or "").strip()
+    where = re.sub(r"^(?:另外|还有|然后|，|,)+", "", where)
+    phrases = find_phrases(where)
+    if not where or not phrases or phrases[0].slot is None or not phrases[0].slot.owner_area:
+        return []  # only an area the vocabulary knows ("the backend", "前端"): not "I'll do the dishes"
+    return [Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=area.group(0),
+                      category_override="people", entity_override=f"{phrases[0].slot.owner_area}_owner",
+                      label_override=where)]

@@ -11,6 +11,7 @@ from z0_memory.offline.extraction.binding import (
     leading_name,
     leading_new_name,
     open_values,
+    unfiled_switch,
     pairs_in,
 )
 from z0_memory.offline.extraction.clauses import (
@@ -63,7 +64,7 @@ from z0_memory.offline.extraction.model import (
     Statement,
 )
 from z0_memory.offline.extraction.markers import has_bound_pair, negated, nominal, pairs_before_negation
-from z0_memory.offline.extraction.people import people_statement
+from z0_memory.offline.extraction.people import owners_listed, people_statement
 from z0_memory.offline.extraction.reasons import explanation
 from z0_memory.offline.extraction.vocabulary import (
     Found,
@@ -98,6 +99,9 @@ def analyse_sentence(sentence: str, *, proposal: bool = False) -> tuple[list[Sta
 
 
 def _statements(sentence: str, *, confirms: bool, proposal: bool) -> list[Statement]:
+    listed = owners_listed(sentence) if not proposal else []
+    if listed:
+        return listed
     hedged = bool(HEDGE.search(sentence))
     if OPINION_QUESTION.search(sentence) and not proposal:
         return []
@@ -137,16 +141,26 @@ def _switch_statement(sentence: str, *, hedged: bool, confirms: bool) -> tuple[S
             continue
         new_pairs = pairs_in(m.group("new")) or leading_name(m.group("new"), body)
         old_first = m.groupdict().get("old") is not None and m.start("old") < m.start("new")
-        lead = leading_new_name(m.group("new"), body[: m.start("new")], m.groupdict().get("old") or "") \
+        # with no "from X", a value named before the verb is the old one ("之前说 Gin，...换成 Hertz 了")
+        lead = leading_new_name(m.group("new"), body[: m.start("new")], m.groupdict().get("old") or "",
+                                earlier=m.groupdict().get("old") is None) \
             if old_first or m.groupdict().get("old") is None else None
         if lead is not None and (not new_pairs or new_pairs[0].start > lead.start):
             new_pairs = [lead]  # "换成 VictoriaMetrics，现在 Prometheus ...": the name right after the verb is the new one
-        if not new_pairs:
-            continue
-        new = new_pairs[0]
-        after = _AFTER_SWITCH.match(m.group("new")[new.end:])
         old_text = m.groupdict().get("old") or body[: m.start("new")]
-        old_values = [v for v in find_values(old_text) if v.value != new.value]
+        if not new_pairs:
+            # "switched from gpt-4o-mini to Qwen": two names no slot files; the key is the one holding the old name
+            unfiled = unfiled_switch(old_text if m.groupdict().get("old") else "", m.group("new"))
+            if unfiled is None:
+                continue
+            new_pairs = [unfiled[1]]
+            old_values = [unfiled[0]]
+        else:
+            old_values = [v for v in find_values(old_text) if v.value != new_pairs[0].value]
+        new = new_pairs[0]
+        # the switch's own clause decides its hedge: "Hertz 性能更好，换成 Hertz 了" is settled, "maybe move to X" not
+        hedged = hedged and bool(HEDGE.search(body[max(body.rfind(c, 0, m.start()) for c in ",，;；") + 1:]))
+        after = _AFTER_SWITCH.match(m.group("new")[new.end:])
         same_slot = [v for v in old_values if v.slot == new.slot]
         old = (same_slot or old_values or [None])[0]
         if why is None and old is not None:
@@ -276,8 +290,9 @@ def _clause_mode(
         return "fact", None, False
     if COLON_VALUE.match(clause):
         return "decision", None, False  # "Sync engine: Yjs": a slot phrase, a colon and a name
-    if _ZH_USE.match(clause) and any(v.value[:1].isupper() or contains_cjk(v.value[:1]) for v in open_values(clause)):
-        return "decision", None, False  # "缺陷管理用禅道", "用数据万象": a Chinese "X 用 Y" names its choice
+    if _ZH_USE.match(clause) and (pairs_in(clause) or any(v.value[:1].isupper() or contains_cjk(v.value[:1])
+                                                          for v in open_values(clause))):
+        return "decision", None, False  # "缺陷管理用禅道", "用数据万象", "后端也用 NestJS": a Chinese "X 用 Y" names its choice
     if ctx.mode in ("decision", "fact", "preference", "hedge"):
         return ctx.mode, ctx.person, ctx.negative
     if nominal(clause):
@@ -313,7 +328,7 @@ def _statements_for(
     sentence: str,
     inherited: bool = False,
 ) -> list[Statement]:
-    people = people_statement(clause) if mode == "fact" else None
+    people = people_statement(clause) if mode in ("fact", "decision") else None  # "ok so Tomasz owns the frontend"
     if people is not None:
         return [people]
     pairs = pairs_in(clause)

@@ -9,6 +9,7 @@ import re
 from functools import lru_cache
 
 from z0_memory.errors import InvalidKeyError
+from z0_memory.offline.extraction.key_words import key_entity
 from z0_memory.schemas import normalize_segment
 from z0_memory.text import ENGLISH_STOPWORDS
 
@@ -44,6 +45,12 @@ def _phrase_patterns(value: str) -> list[re.Pattern[str]]:
     ]
 
 
+def category_of(phrase: str, entity: str = "") -> str:
+    """The key category a slot phrase's words suggest (its English entity's too), stack when none does."""
+    text = f"{phrase} {entity.replace('_', ' ')}"
+    return next((c for c, p in _CATEGORY_WORDS if p.search(text)), "stack")
+
+
 def own_name_slot(value: str) -> tuple[str, str] | None:
     """The last resort for a value no phrase files: a key of its own name ("Dialogue Manager it is" ->
     ``stack:dialogue_manager``), so a later turn naming it again confirms or repeats it."""
@@ -65,12 +72,10 @@ def unknown_slot(text: str, value: str) -> tuple[str, str] | None:
         if not phrase or len(words) > 3 or (words and words[-1].lower() in ENGLISH_STOPWORDS) \
                 or phrase.lower() in _NOT_SLOTS:
             continue
-        try:
-            entity = normalize_segment(phrase)
-        except InvalidKeyError:
+        entity = key_entity(phrase)
+        if entity is None:
             continue
-        category = next((c for c, p in _CATEGORY_WORDS if p.search(phrase)), "stack")
-        return category, entity
+        return category_of(phrase, entity), entity
     return None
 
 

@@ -73,7 +73,7 @@ SLOTS: tuple[Slot, ...] = (
           "CockroachDB;PlanetScale;Neon;Firestore;Cassandra;TiDB;TimescaleDB;InfluxDB;Supabase", area="database"),
     _slot("database", "cache", "cache", "缓存", "caching layer;session store;in-memory store;缓存服务;cache layer;caching;cache;缓存层;缓存",
           "Redis;Memcached;Valkey;KeyDB;Dragonfly;Caffeine;Cachex;Ehcache;Hazelcast"),
-    _slot("database", "orm", "ORM", "ORM", "database layer;db layer;data layer;orm;query builder;data access layer;数据访问层",
+    _slot("database", "orm", "ORM", "ORM", "database layer;db layer;data layer;persistence layer;orm;query builder;data access layer;数据访问层;持久层框架;持久层",
           "Drizzle|Drizzle ORM;Prisma;SQLAlchemy;TypeORM;Sequelize;Django ORM;Kysely;GORM;SQLModel;Peewee;"
           "MikroORM;SeaORM;~Exposed;Hibernate;MyBatis;Diesel;Ecto;Active Record|ActiveRecord;Eloquent;Doctrine;"
           "Entity Framework|EF Core;Mongoose;Tortoise ORM;Objection.js"),
@@ -150,7 +150,7 @@ SLOTS: tuple[Slot, ...] = (
           "single quotes|单引号;double quotes|双引号"),
     _slot("convention", "commit_messages", "commit message format", "提交信息规范",
           "commit style;commit format;commit messages;commit message;commits;提交信息;提交说明", "Conventional Commits;gitmoji"),
-    _slot("convention", "api_style", "API style", "接口风格", "api style;api design;接口风格;接口",
+    _slot("convention", "api_style", "API style", "接口风格", "api style;api design;api 风格;接口风格;接口",
           "REST;GraphQL;gRPC;tRPC;JSON-RPC"),
     _slot("convention", "ids", "ID format", "主键格式",
           "primary keys;primary key;id format;ids;identifiers;主键;id 格式;ID 格式",
