@@ -27,6 +27,7 @@ from z0_memory.stores.bm25 import (
     BM25_IDS_TEMPLATE,
     BM25_POOL,
     BM25_SQL,
+    RANKED_ID,
     Bm25Plan,
     bm25_params,
     bm25_rows,
@@ -39,9 +40,9 @@ from z0_memory.stores.memory_rows import (
     PERIOD_SQL,
     ROW_FILTER,
     SCOPE_SQL,
+    HIT_COLUMNS,
     filtered,
-    hit_from_record,
-    record,
+    hit_from_row,
 )
 from z0_memory.stores.schema import SEMANTIC_TABLE
 from z0_memory.stores.scope import Scope
@@ -70,13 +71,14 @@ WHERE {SCOPE_SQL} AND {PERIOD_SQL} ORDER BY distance LIMIT %(k)s"""
 # at distance NaN from everything, which sorts last: it is no similarity, so it is left out.
 DENSE_SQL = statement(f"SELECT * FROM (SELECT {COLUMNS}, {DENSE_RANKED}) d WHERE distance <> 'NaN' "
                       "ORDER BY distance + 0")
-DENSE_IDS_SQL = statement(f"SELECT * FROM (SELECT id, {DENSE_RANKED}) d WHERE distance <> 'NaN' ORDER BY distance + 0")
+DENSE_IDS_SQL = statement(f"SELECT id::text AS {RANKED_ID} FROM (SELECT id, {DENSE_RANKED}) d WHERE distance <> 'NaN' "
+                          "ORDER BY distance + 0")
 # The dense half of a filtered search (:class:`RowFilter`), exact: the rows passing the filter are read first (the
 # subquery has no order the HNSW index could serve), so no approximate scan can stop before a filter's few rows.
-DENSE_EXACT_IDS_TEMPLATE = f"""SELECT * FROM (SELECT id, embedding <=> %(v)s::vector AS distance FROM (
+DENSE_EXACT_IDS_TEMPLATE = f"""SELECT id::text AS {RANKED_ID} FROM (SELECT id, embedding <=> %(v)s::vector AS distance FROM (
 SELECT id, embedding FROM {SEMANTIC_TABLE} WHERE {SCOPE_SQL} AND {PERIOD_SQL}{ROW_FILTER} OFFSET 0) c) d
 WHERE distance <> 'NaN' ORDER BY distance, id LIMIT %(k)s"""
-ROWS_SQL = statement(f"SELECT {COLUMNS} FROM {SEMANTIC_TABLE} WHERE id = ANY(%(ids)s::uuid[]) AND {SCOPE_SQL}")
+ROWS_SQL = statement(f"SELECT {HIT_COLUMNS} FROM {SEMANTIC_TABLE} WHERE id = ANY(%(ids)s::uuid[]) AND {SCOPE_SQL}")
 NEIGHBOR_SQL = statement(f"""
 SELECT {COLUMNS}, a.anchor FROM {SEMANTIC_TABLE} m
 JOIN unnest(%(groups)s::text[], %(orders)s::text[], %(anchors)s::int[]) AS a(grp, pos, anchor)
@@ -149,7 +151,7 @@ class SearchEngine:
                     until: datetime | None = None, category: str | None = None) -> list[Hit]:
         """Cosine similarity (pgvector; HNSW or an exact scan, as the planner prefers); score = 1 - distance."""
         rows = await self._dense_rows(DENSE_SQL, query, k, include_history, query_vector, since, until, category)
-        return [hit_from_record(record(row), 1.0 - float(row["distance"]), "semantic") for row in rows]
+        return [hit_from_row(row, 1.0 - float(row["distance"]), "semantic") for row in rows]
 
     async def _dense_rows(self, sql: str, query: str, k: int, include_history: bool,
                           query_vector: Sequence[float] | None, since: datetime | None, until: datetime | None,
@@ -170,7 +172,7 @@ class SearchEngine:
         ``conn``: run on a connection the caller holds (inside its transaction) instead of a pooled one."""
         rows = await bm25_rows(self._fetch if conn is None else on_connection(conn), self.scope, BM25_SQL, query, k,
                                include_history, pool=pool, since=since, until=until, category=category)
-        return [hit_from_record(record(row), float(row["score"]), "keyword") for row in rows]
+        return [hit_from_row(row, float(row["score"]), "keyword") for row in rows]
 
     async def bm25_plan(self, query: str, *, include_history: bool = False, pool: int = BM25_POOL) -> Bm25Plan | None:
         """The plan :meth:`bm25` would use for ``query`` (to check which path a search takes)."""
@@ -201,7 +203,7 @@ class SearchEngine:
             # for another would deadlock a pool that every concurrent search has emptied that way
             sparse = await bm25_rows(self._fetch, self.scope, bm25_sql, query, depth, include_history,
                                      category=category, filter_params=extra, **period)
-            ranked = rrf_ranking([[str(row["id"]) for row in sparse], [str(row["id"]) for row in await dense]], k,
+            ranked = rrf_ranking([[row[RANKED_ID] for row in sparse], [row[RANKED_ID] for row in await dense]], k,
                                  weights=[KEYWORD_WEIGHT, DENSE_WEIGHT])
         finally:
             settle(dense)
@@ -210,7 +212,7 @@ class SearchEngine:
         rows = await self._fetch(ROWS_SQL, self._params(include_history, category, ids=[i for i, _ in ranked]))
         by_id = {str(row["id"]): row for row in rows}
         # a memory deleted between the ranking and the read is left out
-        return [hit_from_record(record(by_id[i]), score, "hybrid") for i, score in ranked if i in by_id]
+        return [hit_from_row(by_id[i], score, "hybrid") for i, score in ranked if i in by_id]
 
     async def neighbors(self, hits: Sequence[Hit], *, anchors: int = NEIGHBOR_ANCHORS,
                         include_history: bool = False) -> list[Hit]:
@@ -240,7 +242,7 @@ class SearchEngine:
             if str(row["id"]) in present:
                 continue
             anchor = hits[row["anchor"]]
-            hit = hit_from_record(record(row), anchor.score * NEIGHBOR_DECAY, "neighbors")
+            hit = hit_from_row(row, anchor.score * NEIGHBOR_DECAY, "neighbors")
             hit.metadata["neighbor_of"] = anchor.id
             after.setdefault(row["anchor"], []).append(hit)
             present.add(hit.id)
