@@ -31,7 +31,9 @@ from z0_memory.stores.bm25 import (
     Bm25Plan,
     bm25_params,
     bm25_rows,
+    bm25_statement_params,
     on_connection,
+    plan_on,
     plan_with,
 )
 from z0_memory.stores.database import Database, statement
@@ -156,8 +158,7 @@ class SearchEngine:
     async def _dense_rows(self, sql: str, query: str, k: int, include_history: bool,
                           query_vector: Sequence[float] | None, since: datetime | None, until: datetime | None,
                           category: str | None, filter_params: dict | None = None) -> list[dict]:
-        if query_vector is None:
-            query_vector = await self.embeddings.aembed_query(redact_secrets(query))  # no secret to the model
+        query_vector = await self._query_vector(query, query_vector)
         params = self._params(include_history, category, v=VectorParam(query_vector), k=k, since=since, until=until,
                               **(filter_params or {}))
         return await self.db.fetch(self.scope, sql, params)
@@ -186,33 +187,66 @@ class SearchEngine:
                      query_vector: Sequence[float] | None = None, where: RowFilter | None = None) -> list[Hit]:
         """BM25 and dense search, fused by weighted reciprocal rank (:func:`rrf_ranking`).
 
-        Each half ranks its best ``depth`` (:data:`HYBRID_DEPTH`) by id only, and the k fused memories are read afterwards. The
-        dense half (query embedding in a worker thread, then pgvector on its own pooled connection) runs while BM25
-        runs. ``where``: only rows passing that filter are ranked (the dense half is then exact).
+        Each half ranks its best ``depth`` (:data:`HYBRID_DEPTH`) by id only, and the k fused memories are read
+        afterwards, in two scoped transactions on two pooled connections (``Database.reading``) that run at once:
+        BM25's plan and ranking in one, and in the other the dense ranking (after the query embedding, computed in
+        a worker thread meanwhile) and then the fused rows. ``where``: only rows passing that filter are ranked (the
+        dense half is then exact).
         """
         depth = max(k, depth)
-        period = {"since": since, "until": until}
-        dense_sql, bm25_sql, extra = DENSE_IDS_SQL, BM25_IDS_SQL, None
+        dense_sql, bm25_sql, extra = DENSE_IDS_SQL, BM25_IDS_SQL, {}
         if where is not None:
             dense_sql = filtered(DENSE_EXACT_IDS_TEMPLATE, where.condition)
             bm25_sql, extra = filtered(BM25_IDS_TEMPLATE, where.condition), where.params
-        dense = asyncio.ensure_future(self._dense_rows(dense_sql, query, depth, include_history, query_vector,
-                                                       since, until, category, extra))
+        # The dense transaction waits for BM25's ranking while it holds a connection, so it asks the pool for one
+        # only once BM25 holds its own (or needs none): BM25 then never waits for a connection that searches
+        # holding theirs could keep from it, and concurrent searches cannot deadlock an emptied pool.
+        holding = asyncio.Event()
+        sparse = asyncio.ensure_future(self._bm25_ranking(bm25_sql, query, depth, include_history, category, extra,
+                                                          since, until, holding))
         try:
-            # each statement holds a connection for itself only: a search holding one connection while it waits
-            # for another would deadlock a pool that every concurrent search has emptied that way
-            sparse = await bm25_rows(self._fetch, self.scope, bm25_sql, query, depth, include_history,
-                                     category=category, filter_params=extra, **period)
-            ranked = rrf_ranking([[row[RANKED_ID] for row in sparse], [row[RANKED_ID] for row in await dense]], k,
-                                 weights=[KEYWORD_WEIGHT, DENSE_WEIGHT])
+            params = self._params(include_history, category, k=depth, since=since, until=until, **extra,
+                                  v=VectorParam(await self._query_vector(query, query_vector)))
+            await holding.wait()
+            async with self.db.reading(self.scope) as conn:
+                dense = await conn.execute(dense_sql, params)
+                ranked = rrf_ranking([[row[RANKED_ID] for row in await sparse],
+                                      [row[RANKED_ID] for row in await dense.fetchall()]], k,
+                                     weights=[KEYWORD_WEIGHT, DENSE_WEIGHT])
+                if not ranked:
+                    return []
+                rows = await conn.execute(ROWS_SQL, self._params(include_history, category,
+                                                                 ids=[i for i, _ in ranked]))
         finally:
-            settle(dense)
-        if not ranked:
-            return []
-        rows = await self._fetch(ROWS_SQL, self._params(include_history, category, ids=[i for i, _ in ranked]))
-        by_id = {str(row["id"]): row for row in rows}
+            settle(sparse)
+        by_id = {str(row["id"]): row for row in await rows.fetchall()}
         # a memory deleted between the ranking and the read is left out
         return [hit_from_row(by_id[i], score, "hybrid") for i, score in ranked if i in by_id]
+
+    async def _bm25_ranking(self, sql: str, query: str, depth: int, include_history: bool, category: str | None,
+                            extra: dict, since: datetime | None, until: datetime | None,
+                            holding: asyncio.Event) -> list[dict]:
+        """BM25's plan, then its ranking (``sql``), in one scoped transaction; ``holding`` is set once it holds its
+        connection or needs none."""
+        try:
+            params = bm25_params(self.scope, query, include_history, BM25_POOL, category)
+            if params is None:
+                return []
+            async with self.db.reading(self.scope) as conn:
+                holding.set()
+                plan = await plan_on(conn, params)
+                if plan is None:
+                    return []
+                ranking = await conn.execute(sql, {**bm25_statement_params(params, plan, depth, since, until),
+                                                   **extra})
+            return await ranking.fetchall()
+        finally:
+            holding.set()
+
+    async def _query_vector(self, query: str, query_vector: Sequence[float] | None) -> Sequence[float]:
+        if query_vector is None:
+            return await self.embeddings.aembed_query(redact_secrets(query))  # no secret to the model
+        return query_vector
 
     async def neighbors(self, hits: Sequence[Hit], *, anchors: int = NEIGHBOR_ANCHORS,
                         include_history: bool = False) -> list[Hit]:
