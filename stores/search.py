@@ -81,6 +81,10 @@ DENSE_EXACT_IDS_TEMPLATE = f"""SELECT id::text AS {RANKED_ID} FROM (SELECT id, e
 SELECT id, embedding FROM {SEMANTIC_TABLE} WHERE {SCOPE_SQL} AND {PERIOD_SQL}{ROW_FILTER} OFFSET 0) c) d
 WHERE distance <> 'NaN' ORDER BY distance, id LIMIT %(k)s"""
 ROWS_SQL = statement(f"SELECT {HIT_COLUMNS} FROM {SEMANTIC_TABLE} WHERE id = ANY(%(ids)s::uuid[]) AND {SCOPE_SQL}")
+# The fused rows' read is a primary-key lookup whatever the scope's size, so it needs no plan of its own per search
+# (the pool's sessions force custom plans: ``database.SESSION_SETTINGS``): the hybrid search's transaction switches to
+# the cached generic plan just before it, which spares planning the statement and its row-level security policy.
+GENERIC_PLAN_SQL = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true)"
 NEIGHBOR_SQL = statement(f"""
 SELECT {COLUMNS}, a.anchor FROM {SEMANTIC_TABLE} m
 JOIN unnest(%(groups)s::text[], %(orders)s::text[], %(anchors)s::int[]) AS a(grp, pos, anchor)
@@ -215,6 +219,7 @@ class SearchEngine:
                                      weights=[KEYWORD_WEIGHT, DENSE_WEIGHT])
                 if not ranked:
                     return []
+                await conn.execute(GENERIC_PLAN_SQL)
                 rows = await conn.execute(ROWS_SQL, self._params(include_history, category,
                                                                  ids=[i for i, _ in ranked]))
         finally:
