@@ -123,7 +123,10 @@ SELECT {CAND_COLUMNS}, r.score FROM (SELECT * FROM ranked ORDER BY {BM25_ORDER} 
 JOIN {SEMANTIC_TABLE} m ON m.id = r.id
 ORDER BY {BM25_ORDER}
 """
-BM25_IDS_TEMPLATE = f"WITH {BM25_CTES} SELECT id FROM ranked ORDER BY {BM25_ORDER} LIMIT %(k)s"
+# The id-ranking statements' (BM25's and the dense half's) one column: the id as text, the form the fusion uses. Named
+# apart from ``id`` so that ``id`` in their ORDER BY is still the uuid column.
+RANKED_ID = "memory_id"
+BM25_IDS_TEMPLATE = f"WITH {BM25_CTES} SELECT id::text AS {RANKED_ID} FROM ranked ORDER BY {BM25_ORDER} LIMIT %(k)s"
 BM25_SQL = filtered(BM25_TEMPLATE, None)
 BM25_IDS_SQL = filtered(BM25_IDS_TEMPLATE, None)
 

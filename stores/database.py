@@ -339,26 +339,40 @@ class Database:
 
     async def fetch(self, scope: Scope, query: str, params: Any = None) -> list[dict[str, Any]]:
         """The rows of one read-only statement, in a transaction bound to ``scope`` like :meth:`connection`'s,
-        in one round trip: the transaction's opening, the scope, the statement and the commit are pipelined.
+        in one round trip: the transaction's opening, the scope, the statement and the commit are pipelined
+        (:meth:`reading`).
 
         The searches read this way: each round trip of a scoped transaction cost about a millisecond on a busy
         2-core machine. Behind a transaction-mode pooler it runs as a :meth:`connection` block.
         """
+        async with self.reading(scope) as conn:
+            cursor = await conn.execute(query, params)
+        return await cursor.fetchall()
+
+    @asynccontextmanager
+    async def reading(self, scope: Scope) -> AsyncIterator[psycopg.AsyncConnection]:
+        """``async with db.reading(scope) as conn``: a transaction bound to ``scope`` like :meth:`connection`'s, in
+        pipeline mode: the transaction's opening and the scope are sent with the block's first statement and the
+        commit with its last, so a block of statements whose results are fetched after it costs one round trip;
+        a cursor fetched inside the block costs one (a flush, the transaction stays open). For reads that need
+        several statements (a hybrid search) in one transaction. Behind a transaction-mode pooler it is a
+        :meth:`connection` block (each statement its own round trip).
+        """
         if self.pooler:
             async with self.connection(scope) as conn:
-                return await (await conn.execute(query, params)).fetchall()
+                yield conn
+            return
         async with self._checkout() as conn:
             try:
                 async with conn.pipeline():
                     await conn.execute("BEGIN", prepare=False)
                     await conn.execute(SCOPE_SQL if self.app_role else SCOPE_NO_ROLE_SQL,
                                        [scope.project, scope.user_id, *([self.app_role] if self.app_role else [])])
-                    cursor = await conn.execute(query, params)
+                    yield conn
                     await conn.execute("COMMIT", prepare=False)
             except BaseException:
                 await _end_transaction(conn, "ROLLBACK")
                 raise
-            return await cursor.fetchall()
 
     @asynccontextmanager
     async def _checkout(self) -> AsyncIterator[psycopg.AsyncConnection]:

@@ -14,6 +14,8 @@ COLUMN_NAMES = (
     "fact_key", "fact_version", "source_ids", "metadata",
 )
 COLUMNS = ", ".join(COLUMN_NAMES)
+# The columns a hit shows (:func:`hit_from_row`): a hybrid search reads only these for its fused rows.
+HIT_COLUMNS = ", ".join(name for name in COLUMN_NAMES if name not in ("project", "user_id", "fact_version", "source_ids"))
 
 # A scope's memories (current ones unless ``all``), optionally of one category.
 SCOPE_SQL = ("project = %(project)s AND user_id = %(user_id)s AND (%(all)s OR superseded_at IS NULL) "
@@ -32,10 +34,13 @@ def filtered(template: str, condition: str | None) -> str:
     return statement(template.replace(ROW_FILTER, f" AND ({condition})" if condition else ""))
 
 
-def record(row: dict[str, Any]) -> MemoryRecord:
+def _metadata(row: dict[str, Any]) -> dict[str, Any]:
     metadata = row.get("metadata") or {}
-    if isinstance(metadata, str):
-        metadata = json.loads(metadata)
+    return json.loads(metadata) if isinstance(metadata, str) else metadata
+
+
+def record(row: dict[str, Any]) -> MemoryRecord:
+    metadata = _metadata(row)
     return MemoryRecord(
         id=str(row["id"]), project=row["project"], category=row["category"], kind=row["kind"],
         content=row["content"], confidence=row["confidence"], created_at=row["created_at"],
@@ -44,10 +49,13 @@ def record(row: dict[str, Any]) -> MemoryRecord:
     )
 
 
-def hit_from_record(record: MemoryRecord, score: float, strategy: str) -> Hit:
+def hit_from_row(row: dict[str, Any], score: float, strategy: str) -> Hit:
+    """The hit of a row of :data:`HIT_COLUMNS` (or :data:`COLUMNS`), built from the row directly: a search builds one
+    for every row it returns, and a ``MemoryRecord`` on the way cost a second model's validation per row."""
+    metadata = _metadata(row)
     return Hit(
-        id=record.id, source="semantic", content=record.content, score=score, kind=record.kind,
-        category=record.category, key=record.fact_key, confidence=record.confidence,
-        created_at=record.created_at, superseded=record.superseded_at is not None,
-        rationale=record.metadata.get("rationale"), strategy=strategy, metadata=record.metadata,
+        id=str(row["id"]), source="semantic", content=row["content"], score=score, kind=row["kind"],
+        category=row["category"], key=row["fact_key"], confidence=row["confidence"], created_at=row["created_at"],
+        superseded=row["superseded_at"] is not None, rationale=metadata.get("rationale"), strategy=strategy,
+        metadata=metadata,
     )

@@ -27,10 +27,13 @@ from z0_memory.stores.bm25 import (
     BM25_IDS_TEMPLATE,
     BM25_POOL,
     BM25_SQL,
+    RANKED_ID,
     Bm25Plan,
     bm25_params,
     bm25_rows,
+    bm25_statement_params,
     on_connection,
+    plan_on,
     plan_with,
 )
 from z0_memory.stores.database import Database, statement
@@ -39,9 +42,9 @@ from z0_memory.stores.memory_rows import (
     PERIOD_SQL,
     ROW_FILTER,
     SCOPE_SQL,
+    HIT_COLUMNS,
     filtered,
-    hit_from_record,
-    record,
+    hit_from_row,
 )
 from z0_memory.stores.schema import SEMANTIC_TABLE
 from z0_memory.stores.scope import Scope
@@ -70,13 +73,18 @@ WHERE {SCOPE_SQL} AND {PERIOD_SQL} ORDER BY distance LIMIT %(k)s"""
 # at distance NaN from everything, which sorts last: it is no similarity, so it is left out.
 DENSE_SQL = statement(f"SELECT * FROM (SELECT {COLUMNS}, {DENSE_RANKED}) d WHERE distance <> 'NaN' "
                       "ORDER BY distance + 0")
-DENSE_IDS_SQL = statement(f"SELECT * FROM (SELECT id, {DENSE_RANKED}) d WHERE distance <> 'NaN' ORDER BY distance + 0")
+DENSE_IDS_SQL = statement(f"SELECT id::text AS {RANKED_ID} FROM (SELECT id, {DENSE_RANKED}) d WHERE distance <> 'NaN' "
+                          "ORDER BY distance + 0")
 # The dense half of a filtered search (:class:`RowFilter`), exact: the rows passing the filter are read first (the
 # subquery has no order the HNSW index could serve), so no approximate scan can stop before a filter's few rows.
-DENSE_EXACT_IDS_TEMPLATE = f"""SELECT * FROM (SELECT id, embedding <=> %(v)s::vector AS distance FROM (
+DENSE_EXACT_IDS_TEMPLATE = f"""SELECT id::text AS {RANKED_ID} FROM (SELECT id, embedding <=> %(v)s::vector AS distance FROM (
 SELECT id, embedding FROM {SEMANTIC_TABLE} WHERE {SCOPE_SQL} AND {PERIOD_SQL}{ROW_FILTER} OFFSET 0) c) d
 WHERE distance <> 'NaN' ORDER BY distance, id LIMIT %(k)s"""
-ROWS_SQL = statement(f"SELECT {COLUMNS} FROM {SEMANTIC_TABLE} WHERE id = ANY(%(ids)s::uuid[]) AND {SCOPE_SQL}")
+ROWS_SQL = statement(f"SELECT {HIT_COLUMNS} FROM {SEMANTIC_TABLE} WHERE id = ANY(%(ids)s::uuid[]) AND {SCOPE_SQL}")
+# The fused rows' read is a primary-key lookup whatever the scope's size, so it needs no plan of its own per search
+# (the pool's sessions force custom plans: ``database.SESSION_SETTINGS``): the hybrid search's transaction switches to
+# the cached generic plan just before it, which spares planning the statement and its row-level security policy.
+GENERIC_PLAN_SQL = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true)"
 NEIGHBOR_SQL = statement(f"""
 SELECT {COLUMNS}, a.anchor FROM {SEMANTIC_TABLE} m
 JOIN unnest(%(groups)s::text[], %(orders)s::text[], %(anchors)s::int[]) AS a(grp, pos, anchor)
@@ -149,13 +157,12 @@ class SearchEngine:
                     until: datetime | None = None, category: str | None = None) -> list[Hit]:
         """Cosine similarity (pgvector; HNSW or an exact scan, as the planner prefers); score = 1 - distance."""
         rows = await self._dense_rows(DENSE_SQL, query, k, include_history, query_vector, since, until, category)
-        return [hit_from_record(record(row), 1.0 - float(row["distance"]), "semantic") for row in rows]
+        return [hit_from_row(row, 1.0 - float(row["distance"]), "semantic") for row in rows]
 
     async def _dense_rows(self, sql: str, query: str, k: int, include_history: bool,
                           query_vector: Sequence[float] | None, since: datetime | None, until: datetime | None,
                           category: str | None, filter_params: dict | None = None) -> list[dict]:
-        if query_vector is None:
-            query_vector = await self.embeddings.aembed_query(redact_secrets(query))  # no secret to the model
+        query_vector = await self._query_vector(query, query_vector)
         params = self._params(include_history, category, v=VectorParam(query_vector), k=k, since=since, until=until,
                               **(filter_params or {}))
         return await self.db.fetch(self.scope, sql, params)
@@ -170,7 +177,7 @@ class SearchEngine:
         ``conn``: run on a connection the caller holds (inside its transaction) instead of a pooled one."""
         rows = await bm25_rows(self._fetch if conn is None else on_connection(conn), self.scope, BM25_SQL, query, k,
                                include_history, pool=pool, since=since, until=until, category=category)
-        return [hit_from_record(record(row), float(row["score"]), "keyword") for row in rows]
+        return [hit_from_row(row, float(row["score"]), "keyword") for row in rows]
 
     async def bm25_plan(self, query: str, *, include_history: bool = False, pool: int = BM25_POOL) -> Bm25Plan | None:
         """The plan :meth:`bm25` would use for ``query`` (to check which path a search takes)."""
@@ -184,33 +191,67 @@ class SearchEngine:
                      query_vector: Sequence[float] | None = None, where: RowFilter | None = None) -> list[Hit]:
         """BM25 and dense search, fused by weighted reciprocal rank (:func:`rrf_ranking`).
 
-        Each half ranks its best ``depth`` (:data:`HYBRID_DEPTH`) by id only, and the k fused memories are read afterwards. The
-        dense half (query embedding in a worker thread, then pgvector on its own pooled connection) runs while BM25
-        runs. ``where``: only rows passing that filter are ranked (the dense half is then exact).
+        Each half ranks its best ``depth`` (:data:`HYBRID_DEPTH`) by id only, and the k fused memories are read
+        afterwards, in two scoped transactions on two pooled connections (``Database.reading``) that run at once:
+        BM25's plan and ranking in one, and in the other the dense ranking (after the query embedding, computed in
+        a worker thread meanwhile) and then the fused rows. ``where``: only rows passing that filter are ranked (the
+        dense half is then exact).
         """
         depth = max(k, depth)
-        period = {"since": since, "until": until}
-        dense_sql, bm25_sql, extra = DENSE_IDS_SQL, BM25_IDS_SQL, None
+        dense_sql, bm25_sql, extra = DENSE_IDS_SQL, BM25_IDS_SQL, {}
         if where is not None:
             dense_sql = filtered(DENSE_EXACT_IDS_TEMPLATE, where.condition)
             bm25_sql, extra = filtered(BM25_IDS_TEMPLATE, where.condition), where.params
-        dense = asyncio.ensure_future(self._dense_rows(dense_sql, query, depth, include_history, query_vector,
-                                                       since, until, category, extra))
+        # The dense transaction waits for BM25's ranking while it holds a connection, so it asks the pool for one
+        # only once BM25 holds its own (or needs none): BM25 then never waits for a connection that searches
+        # holding theirs could keep from it, and concurrent searches cannot deadlock an emptied pool.
+        holding = asyncio.Event()
+        sparse = asyncio.ensure_future(self._bm25_ranking(bm25_sql, query, depth, include_history, category, extra,
+                                                          since, until, holding))
         try:
-            # each statement holds a connection for itself only: a search holding one connection while it waits
-            # for another would deadlock a pool that every concurrent search has emptied that way
-            sparse = await bm25_rows(self._fetch, self.scope, bm25_sql, query, depth, include_history,
-                                     category=category, filter_params=extra, **period)
-            ranked = rrf_ranking([[str(row["id"]) for row in sparse], [str(row["id"]) for row in await dense]], k,
-                                 weights=[KEYWORD_WEIGHT, DENSE_WEIGHT])
+            params = self._params(include_history, category, k=depth, since=since, until=until, **extra,
+                                  v=VectorParam(await self._query_vector(query, query_vector)))
+            await holding.wait()
+            async with self.db.reading(self.scope) as conn:
+                dense = await conn.execute(dense_sql, params)
+                ranked = rrf_ranking([[row[RANKED_ID] for row in await sparse],
+                                      [row[RANKED_ID] for row in await dense.fetchall()]], k,
+                                     weights=[KEYWORD_WEIGHT, DENSE_WEIGHT])
+                if not ranked:
+                    return []
+                await conn.execute(GENERIC_PLAN_SQL)
+                rows = await conn.execute(ROWS_SQL, self._params(include_history, category,
+                                                                 ids=[i for i, _ in ranked]))
         finally:
-            settle(dense)
-        if not ranked:
-            return []
-        rows = await self._fetch(ROWS_SQL, self._params(include_history, category, ids=[i for i, _ in ranked]))
-        by_id = {str(row["id"]): row for row in rows}
+            settle(sparse)
+        by_id = {str(row["id"]): row for row in await rows.fetchall()}
         # a memory deleted between the ranking and the read is left out
-        return [hit_from_record(record(by_id[i]), score, "hybrid") for i, score in ranked if i in by_id]
+        return [hit_from_row(by_id[i], score, "hybrid") for i, score in ranked if i in by_id]
+
+    async def _bm25_ranking(self, sql: str, query: str, depth: int, include_history: bool, category: str | None,
+                            extra: dict, since: datetime | None, until: datetime | None,
+                            holding: asyncio.Event) -> list[dict]:
+        """BM25's plan, then its ranking (``sql``), in one scoped transaction; ``holding`` is set once it holds its
+        connection or needs none."""
+        try:
+            params = bm25_params(self.scope, query, include_history, BM25_POOL, category)
+            if params is None:
+                return []
+            async with self.db.reading(self.scope) as conn:
+                holding.set()
+                plan = await plan_on(conn, params)
+                if plan is None:
+                    return []
+                ranking = await conn.execute(sql, {**bm25_statement_params(params, plan, depth, since, until),
+                                                   **extra})
+            return await ranking.fetchall()
+        finally:
+            holding.set()
+
+    async def _query_vector(self, query: str, query_vector: Sequence[float] | None) -> Sequence[float]:
+        if query_vector is None:
+            return await self.embeddings.aembed_query(redact_secrets(query))  # no secret to the model
+        return query_vector
 
     async def neighbors(self, hits: Sequence[Hit], *, anchors: int = NEIGHBOR_ANCHORS,
                         include_history: bool = False) -> list[Hit]:
@@ -240,7 +281,7 @@ class SearchEngine:
             if str(row["id"]) in present:
                 continue
             anchor = hits[row["anchor"]]
-            hit = hit_from_record(record(row), anchor.score * NEIGHBOR_DECAY, "neighbors")
+            hit = hit_from_row(row, anchor.score * NEIGHBOR_DECAY, "neighbors")
             hit.metadata["neighbor_of"] = anchor.id
             after.setdefault(row["anchor"], []).append(hit)
             present.add(hit.id)
