@@ -132,7 +132,14 @@ INSTRUCTION = re.compile(
     r"(?:用.{1,8})?(?:回答|回复|输出|称呼我|叫我)"
     r"|(?:从现在(?:起|开始)|以后|今后)[，,\s]*(?:你|请你|请)"
     # "stop summarizing what you did at the end of every reply": how the assistant should answer
-    r"|^(?:please\s+|pls\s+)?(?:stop|quit|no more)\s+\w+ing\b.{0,80}?\b(?:you|your|reply|replies|answers?|responses?)\b",
+    r"|^(?:please\s+|pls\s+)?(?:stop|quit|no more)\s+\w+ing\b.{0,80}?\b(?:you|your|reply|replies|answers?|responses?)\b"
+    # a standing order about the assistant's own output, however polite: "please always use X in your examples",
+    # "make sure you always ...", "default to X whenever you write tests for me", "记得每次都用 X 写示例"
+    r"|(?:^|[,，;；]\s*)(?:(?:please|pls|kindly|can you|could you|would you|make sure(?: that)?(?: you)?|remember to|be sure to|and)"
+    r"[,\s]+)*(?:always|never|only|consistently)\b.{0,60}?(?:\byour\b|\bfor me\b|\bwhen(?:ever)? you\b|"
+    r"\b(?:show|give|write|generate|format)\s+(?:me\s+)?(?:the\s+|all\s+)?(?:code|examples?|snippets?|answers?))"
+    r"|\b(?:whenever|every time|each time)\s+you\s+(?:write|show|give|generate|answer|reply|suggest|draft)\b"
+    r"|(?:每次|以后|今后|往后|之后)(?:都|也)?(?:请|记得)?(?:都)?.{0,20}?(?:回答|回复|示例|例子|给我|你写|你给)",
     re.I,
 )
 # A request for work ("Set up the HTTP server skeleton", "now add a health endpoint", "帮我写个登录页"): it asks the
@@ -222,7 +229,10 @@ REJECTED_BEFORE = re.compile(
     r"ditching|ditched|dump|dumping|removing|remove|retire|retiring|off of|off|against|away from|get rid of|"
     r"getting rid of|phasing out|phase out|kill|killing)\s+"
     r"(?:the\s+|using\s+)?|(?:(?<!要)不用|不是|而不是|而非|并非|(?<!要)不要|别用|比|弃用|从|把|替换掉?|去掉|干掉|淘汰|下掉|"
-    r"(?<!还)没(?:有)?(?:选|采用)|不选|放弃|(?<![跟比赶对])不(?:额外|再|单独)?(?:搞|上|引入|接入|接))\s*)$",
+    r"(?<!还)没(?:有)?(?:选|采用)|不选|放弃|(?<![跟比赶对])不(?:额外|再|单独)?(?:搞|上|引入|接入|接))\s*|"
+    # a label that turns the value after it down ("- rejected: Fiber", "alternative considered = Symfony", "否决：X")
+    r"\b(?:rejected|ruled out|not chosen|runner-up|alternatives?(?: considered)?|considered)\s*[:=：]\s*|"
+    r"(?:否决|落选|备选|弃选|不选)(?:方案)?\s*[:=：]\s*)$",
     re.I,
 )
 PREFERENCE = re.compile(
@@ -274,9 +284,9 @@ NOT_A_NAME = frozenset(
     "yes no ok okay maybe perhaps hmm please let lets all every our fair great sure thanks hi hello hey".split()
 )
 RATIONALE = re.compile(
-    r"(?:\b(?:because|since|due to|owing to|thanks to|given that|so that|as it|as they|as we)\b|\bfor (?=(?:its|their)\b)|(?<=[,\s])(?:'cause|cuz|coz|"
+    r"(?:\b(?:because|since|due to|owing to|thanks to|given that|so that|as it|as they|as we)\b|\bfor (?=(?:its|their)\b)|\bfor (?=(?:[\w-]+,? (?:and |or )?){1,3}reasons?\b)|(?<=[,\s])(?:'cause|cuz|coz|"
     r"b/c)\b)\s*(?P<why>.+)$"
-    r"|(?:因为|由于|原因是|毕竟|为了|考虑到|既然|看中(?:的是|了)?(?:它的)?)\s*(?P<why_zh>.+)$",
+    r"|(?:因为|由于|原因是|毕竟|为了|考虑到|既然|出于|鉴于|看中(?:的是|了)?(?:它的)?)\s*(?P<why_zh>.+)$",
     re.I | re.S,
 )
 # A sentence that is the reason for the one before it ("We'll use Hono. Because the edge runtime matters.")
@@ -284,7 +294,7 @@ REASON_SENTENCE = re.compile(
     r"^(?:(?:that'?s|it'?s|this is|mainly|mostly|partly|largely|simply) (?:because|for|due to)|because|since|"
     r"(?:mainly|mostly|partly|largely) (?:for|since|due to)|due to|given that|"
     r"(?:the |our |my )?(?:main |only |real |big(?:gest)? |key )?(?:reason|rationale|why)s?(?: (?:is|are|was|being|here))?"
-    r"(?: (?:simple|easy))?\s*[:：]|the (?:main |only |real |big(?:gest)? |key )?reasons? (?:is|was|being)|"
+    r"(?: (?:simple|easy))?\s*[:：=]|the (?:main |only |real |big(?:gest)? |key )?reasons? (?:is|was|being)|"
     r"(?:the )?main (?:thing|point|driver|win|draw|selling point)s? (?:is|was|being|here is)?|"
     r"what sold (?:us|me|the team)(?: on it)? (?:was|is)|the deciding factor (?:was|is)|"
     r"the (?:big(?:gest)? |main |real )?(?:win|draw|plus|advantage|upside) (?:is|was)|看中(?:的是|了)?(?:它的)?|"
@@ -296,13 +306,15 @@ REASON_SENTENCE = re.compile(
 # plugin system"): split off as the reason, never read as a statement of its own
 CLAUSE_REASON = re.compile(
     r"(?:(?<=[,，;；:：])|(?<=[—–]))\s*(?:(?:mainly|mostly|largely|partly) (?:because|for|since|due to)|"
-    r"(?:the )?main (?:thing|point|reason|driver|win) (?:is|was|being)|主要是因为|主要是考虑到?|主要是|主要因为|"
+    r"(?:the )?main (?:thing|point|reason|driver|win) (?:is|was|being)|(?:the )?(?:reason|rationale|why)\s*[:：=]|主要是因为|主要是考虑到?|主要是|主要因为|"
     r"最主要的是|理由是|原因是|主要考虑到?|(?:原因|理由)(?:很简单)?[:：]|考虑到)\s*(?P<why>.+)$",
     re.I | re.S,
 )
 # A sentence that follows from the one before it ("Cold starts hurt. So we moved to Fastify.")
 SO_SENTENCE = re.compile(r"^(?:so|therefore|hence|that'?s why|which is why|所以|因此|于是)\b[\s,，]*", re.I)
 SO_RATIONALE = re.compile(r"^(?P<why>.+?)(?:[，,]\s*(?:so|所以|因此|于是)|[，,]\s*(?=换成|改用|换用))", re.I)
+# "so" / "所以" ending the text before a clause: what came before is that clause's reason ("X is too slow, so Y")
+SO_BEFORE = re.compile(r"(?:\bso|\btherefore|\bhence|which is why|that'?s why|所以|因此|于是)[\s,，]*$", re.I)
 
 
 # --- switches ---------------------------------------------------------------------------------------------

@@ -34,7 +34,8 @@ from z0_memory.offline.extraction.model import ExistingMemory, Statement
 from z0_memory.offline.extraction.vocabulary import find_values, norm_value, term_pattern
 
 # Words that only turn an alternative down ("Flask is out", "Rocket 出局了"): a rejection, not a reason
-_TURNED_DOWN = re.compile(r"\b(?:out|gone|dropped|rejected|ruled out|off the table|no more)\b|出局|出局了|放弃了?|不考虑了?|"
+_TURNED_DOWN = re.compile(r"\b(?:out|gone|dropped|rejected|ruled out|off the table|no more|not chosen|runner-up|"
+                          r"alternatives?(?: considered)?|considered)\b|备选|否决|落选|出局|出局了|放弃了?|不考虑了?|"
                           r"不用了?|没选|也不要了?|淘汰了?", re.I)
 _COMPARED = re.compile(r"(?:也|都|还|会)?(?:更好|更合适|比较好)")
 # A request to the assistant ("Please wire it into the API routes", "let's do the routing first", "帮我加个重试")
@@ -51,9 +52,10 @@ def cued_reason(sentence: str) -> str | None:
     return sentence.strip()[m.end():].strip(_PUNCT) or None
 
 
-def explanation(sentence: str) -> str | None:
+def explanation(sentence: str, *, cued: bool = False) -> str | None:
     """What a sentence that states nothing says in explanation of the choice next to it, in the user's words, or None
-    when it is no explanation (see the module's docstring)."""
+    when it is no explanation (see the module's docstring). ``cued``: a "so" ties it to the choice already, so one
+    content word besides the names it turns down is enough ("Flask is too barebones, so FastAPI")."""
     text = REMEMBER.sub("", sentence.strip()).strip(_PUNCT)
     if not text or is_question(text) or is_chitchat(text) or INSTRUCTION.search(text) or TASK_REQUEST.search(text) \
             or _REQUEST.match(text):
@@ -65,7 +67,7 @@ def explanation(sentence: str) -> str | None:
     for v in find_values(text):
         rest = rest.replace(v.value, " ")
     rest = _TURNED_DOWN.sub(" ", NEGATION.sub(" ", rest))
-    if len(content_terms(rest)) < 2:
+    if len(content_terms(rest)) < (1 if cued else 2):
         return None  # "Flask is out.", "Express 就不用了。"
     return cued_reason(text) or text
 
@@ -104,3 +106,11 @@ def held(statements: Sequence[Statement], existing: Sequence[ExistingMemory], ke
     explain."""
     current = {(m.key, norm_value(m.value)) for m in existing if m.key and m.value and not m.pending}
     return [s for s in statements if (key_of(s), norm_value(s.value)) in current]
+
+
+def describes_only(before: list[Statement], decided: list[Statement]) -> bool:
+    """What was stated before a "so" only describes the slots the clause after it decides, with other values: it is
+    that decision's reason ("Memcached keeps evicting our sessions, so Redis"), not a choice of its own."""
+    slots = {s.slot for s in decided if s.kind in ("decision", "fact") and s.value and not s.negative}
+    return bool(slots) and all(s.kind == "fact" and s.slot in slots and norm_value(s.value or "") not in
+                               {norm_value(d.value or "") for d in decided} for s in before)

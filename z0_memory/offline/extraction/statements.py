@@ -24,6 +24,7 @@ from z0_memory.offline.extraction.clauses import (
     topic_colon,
 )
 from z0_memory.offline.extraction.cues import (
+    SO_BEFORE,
     ACCEPT_ONLY,
     ALTERNATIVE,
     CONFIRM_ANYWHERE,
@@ -65,7 +66,7 @@ from z0_memory.offline.extraction.model import (
 )
 from z0_memory.offline.extraction.markers import has_bound_pair, negated, nominal, pairs_before_negation
 from z0_memory.offline.extraction.people import owners_listed, people_statement
-from z0_memory.offline.extraction.reasons import explanation
+from z0_memory.offline.extraction.reasons import describes_only, explanation
 from z0_memory.offline.extraction.vocabulary import (
     Found,
     find_phrases,
@@ -186,6 +187,8 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
     ctx = ClauseContext()
     out: list[Statement] = []
     unread: list[str] = []  # the clauses after the last one that stated something, and stated nothing
+    leading: list[str] = []  # the clauses before a decision that opens with "so", when they decide nothing
+    read: list[str] = []  # the clauses read so far that stated something
     for clause in split_clauses(body):
         if REDACTED in clause or SECRET_LIKE.search(clause):
             continue  # the secret's clause says nothing storable; the rest of the sentence still counts
@@ -211,8 +214,13 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
         if not _own_marker(clause, proposal=proposal):
             for s in found:
                 s.weak = True
+        if found and SO_BEFORE.search(body[: body.find(clause)]) and not leading and describes_only(out, found):
+            leading = [*read, *unread]  # "Memcached keeps evicting our sessions, so we'll use Redis": the reason
+        read.append(clause)
         out.extend(found)
         unread = [] if found else [*unread, clause]
+    if why is None and out and leading and not out[-1].hedged and out[-1].slot is not None:
+        why = explanation("，".join(leading) if contains_cjk(body) else ", ".join(leading), cued=True)  # "X 太慢了，所以用 Y"
     if why is None and out and unread and not out[-1].hedged and out[-1].slot is not None and out[-1].kind != "preference":
         why = explanation("，".join(unread) if contains_cjk(body) else ", ".join(unread))  # "X，beego 太重了"
     if why and out:
