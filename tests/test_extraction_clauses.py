@@ -7,28 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from z0_memory.offline.extractor import ExistingMemory, TurnMessage, canonical_value, extract_candidates
-from z0_memory.schemas import Candidate, WriteOutcome
+from z0_memory.offline.extractor import ExistingMemory, canonical_value
+from z0_memory.schemas import WriteOutcome
 
-P = "demo"
-
-
-def run(*texts: str, existing: tuple[ExistingMemory, ...] = (), ignored: list[WriteOutcome] | None = None
-        ) -> list[Candidate]:
-    """Extract one turn: "A: ..." texts are assistant messages, anything else the user's."""
-    messages = [TurnMessage("assistant", t[3:], f"a{i}") if t.startswith("A: ") else TurnMessage("user", t, f"u{i}")
-                for i, t in enumerate(texts)]
-    if ignored is None:
-        return extract_candidates(messages, project=P, existing=existing)
-    return extract_candidates(messages, project=P, existing=existing, ignored=ignored)
-
-
-def by_key(candidates: list[Candidate]) -> dict[str | None, Candidate]:
-    return {c.key: c for c in candidates}
-
-
-def firm(c: Candidate) -> bool:
-    return not c.hedged and c.confidence >= 0.6
+from extraction_support import P, by_key, firm, run
 
 
 # 1. A later descriptive sentence never overrides the decision -------------------------------------------------

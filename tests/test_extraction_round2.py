@@ -4,25 +4,9 @@ sentences of our own (English and Chinese); none comes from the labelled data se
 
 from __future__ import annotations
 
-from z0_memory.offline.extractor import ExistingMemory, TurnMessage, extract_candidates
-from z0_memory.schemas import Candidate
+from z0_memory.offline.extractor import ExistingMemory
 
-P = "demo"
-
-
-def run(*texts: str, existing: tuple[ExistingMemory, ...] = ()) -> list[Candidate]:
-    """Extract one turn: "A: ..." texts are assistant messages, anything else the user's."""
-    messages = [TurnMessage("assistant", t[3:], f"a{i}") if t.startswith("A: ") else TurnMessage("user", t, f"u{i}")
-                for i, t in enumerate(texts)]
-    return extract_candidates(messages, project=P, existing=existing)
-
-
-def by_key(candidates: list[Candidate]) -> dict[str | None, Candidate]:
-    return {c.key: c for c in candidates}
-
-
-def firm(c: Candidate) -> bool:
-    return not c.hedged and c.confidence >= 0.6
+from extraction_support import P, by_key, firm, run
 
 
 # A reply leads with its answer, then goes on ------------------------------------------------------------------

@@ -6,20 +6,8 @@ from __future__ import annotations
 
 from z0_memory.offline.extraction.key_words import english_entity, key_entity
 from z0_memory.offline.extractor import ExistingMemory, TurnMessage, extract_candidates
-from z0_memory.schemas import Candidate
 
-P = "demo"
-
-
-def run(*texts: str, existing: tuple[ExistingMemory, ...] = ()) -> list[Candidate]:
-    """Extract one turn: "A: ..." texts are assistant messages, anything else the user's."""
-    messages = [TurnMessage("assistant", t[3:], f"a{i}") if t.startswith("A: ") else TurnMessage("user", t, f"u{i}")
-                for i, t in enumerate(texts)]
-    return extract_candidates(messages, project=P, existing=existing)
-
-
-def by_key(candidates: list[Candidate]) -> dict[str | None, Candidate]:
-    return {c.key: c for c in candidates}
+from extraction_support import P, by_key, run
 
 
 # "X = what it is" opening a message is prose, not a line of code --------------------------------------------------

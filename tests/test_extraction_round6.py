@@ -4,19 +4,12 @@
 
 from __future__ import annotations
 
-from z0_memory.offline.extractor import TurnMessage, extract_candidates
 from z0_memory.schemas import Candidate
 
-P = "demo"
+from extraction_support import P, run
+
 CACHE = f"{P}:database:cache"
 QUEUE = f"{P}:infra:message_queue"
-
-
-def run(*texts: str, ignored: list[str] | None = None) -> list[Candidate]:
-    """Extract one turn: "A: ..." texts are assistant messages, anything else the user's."""
-    messages = [TurnMessage("assistant", t[3:], f"a{i}") if t.startswith("A: ") else TurnMessage("user", t, f"u{i}")
-                for i, t in enumerate(texts)]
-    return extract_candidates(messages, project=P, ignored=ignored if ignored is not None else [])
 
 
 def only(candidates: list[Candidate], value: str) -> Candidate:
