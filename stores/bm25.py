@@ -251,17 +251,23 @@ async def plan_with(fetch: Fetch, params: dict) -> Bm25Plan | None:
 
 async def bm25_rows(fetch: Fetch, scope: Scope, sql: str, query: str, k: int, include_history: bool, *,
                     pool: int = BM25_POOL, since: datetime | None = None, until: datetime | None = None,
-                    category: str | None = None, filter_params: dict | None = None) -> list[dict]:
-    """Plan, then run one of the scoring statements (:data:`BM25_SQL`: full rows, :data:`BM25_IDS_SQL`: ids, or
-    one :func:`filtered` with ``filter_params``) through ``fetch``. ``since`` / ``until`` (and a filter) keep
-    candidates created in that period only (the statistics stay the scope's)."""
+                    category: str | None = None) -> list[dict]:
+    """Plan, then run one of the scoring statements (:data:`BM25_SQL`: full rows, :data:`BM25_IDS_SQL`: ids)
+    through ``fetch``. ``since`` / ``until`` keep candidates created in that period only (the statistics stay the
+    scope's)."""
     params = bm25_params(scope, query, include_history, pool, category)
     if params is None:
         return []
+    scoring = await bm25_scoring(fetch, params, k, since, until)
+    return [] if scoring is None else await fetch(sql, scoring)
+
+
+async def bm25_scoring(fetch: Fetch, params: dict, k: int, since: datetime | None = None,
+                       until: datetime | None = None) -> dict | None:
+    """The plan for the scope's ``params`` (:func:`bm25_params`), read through ``fetch``, as the scoring statement's
+    parameters; ``None`` when no memory can match."""
     plan = await plan_with(fetch, params)
-    if plan is None:
-        return []
-    return await fetch(sql, {**bm25_statement_params(params, plan, k, since, until), **(filter_params or {})})
+    return None if plan is None else bm25_statement_params(params, plan, k, since, until)
 
 
 def bm25_statement_params(params: dict, plan: Bm25Plan, k: int, since: datetime | None = None,

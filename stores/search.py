@@ -31,9 +31,8 @@ from z0_memory.stores.bm25 import (
     Bm25Plan,
     bm25_params,
     bm25_rows,
-    bm25_statement_params,
+    bm25_scoring,
     on_connection,
-    plan_on,
     plan_with,
 )
 from z0_memory.stores.database import Database, statement
@@ -156,16 +155,18 @@ class SearchEngine:
                     query_vector: Sequence[float] | None = None, since: datetime | None = None,
                     until: datetime | None = None, category: str | None = None) -> list[Hit]:
         """Cosine similarity (pgvector; HNSW or an exact scan, as the planner prefers); score = 1 - distance."""
-        rows = await self._dense_rows(DENSE_SQL, query, k, include_history, query_vector, since, until, category)
+        params = await self._dense_params(query, k, include_history, query_vector, since, until, category)
+        rows = await self._fetch(DENSE_SQL, params)
         return [hit_from_row(row, 1.0 - float(row["distance"]), "semantic") for row in rows]
 
-    async def _dense_rows(self, sql: str, query: str, k: int, include_history: bool,
-                          query_vector: Sequence[float] | None, since: datetime | None, until: datetime | None,
-                          category: str | None, filter_params: dict | None = None) -> list[dict]:
-        query_vector = await self._query_vector(query, query_vector)
-        params = self._params(include_history, category, v=VectorParam(query_vector), k=k, since=since, until=until,
-                              **(filter_params or {}))
-        return await self.db.fetch(self.scope, sql, params)
+    async def _dense_params(self, query: str, k: int, include_history: bool, query_vector: Sequence[float] | None,
+                            since: datetime | None, until: datetime | None, category: str | None,
+                            **extra: Any) -> dict[str, Any]:
+        """A dense statement's parameters, the query embedded unless its vector is given (``extra``: a filter's)."""
+        if query_vector is None:
+            query_vector = await self.embeddings.aembed_query(redact_secrets(query))  # no secret to the model
+        return self._params(include_history, category, v=VectorParam(query_vector), k=k, since=since, until=until,
+                            **extra)
 
     async def _fetch(self, sql: str, params: dict) -> list[dict]:
         return await self.db.fetch(self.scope, sql, params)
@@ -209,8 +210,8 @@ class SearchEngine:
         sparse = asyncio.ensure_future(self._bm25_ranking(bm25_sql, query, depth, include_history, category, extra,
                                                           since, until, holding))
         try:
-            params = self._params(include_history, category, k=depth, since=since, until=until, **extra,
-                                  v=VectorParam(await self._query_vector(query, query_vector)))
+            params = await self._dense_params(query, depth, include_history, query_vector, since, until, category,
+                                              **extra)
             await holding.wait()
             async with self.db.reading(self.scope) as conn:
                 dense = await conn.execute(dense_sql, params)
@@ -239,19 +240,13 @@ class SearchEngine:
                 return []
             async with self.db.reading(self.scope) as conn:
                 holding.set()
-                plan = await plan_on(conn, params)
-                if plan is None:
+                scoring = await bm25_scoring(on_connection(conn), params, depth, since, until)
+                if scoring is None:
                     return []
-                ranking = await conn.execute(sql, {**bm25_statement_params(params, plan, depth, since, until),
-                                                   **extra})
+                ranking = await conn.execute(sql, {**scoring, **extra})
             return await ranking.fetchall()
         finally:
             holding.set()
-
-    async def _query_vector(self, query: str, query_vector: Sequence[float] | None) -> Sequence[float]:
-        if query_vector is None:
-            return await self.embeddings.aembed_query(redact_secrets(query))  # no secret to the model
-        return query_vector
 
     async def neighbors(self, hits: Sequence[Hit], *, anchors: int = NEIGHBOR_ANCHORS,
                         include_history: bool = False) -> list[Hit]:
