@@ -372,7 +372,7 @@ async def run(files: list[Path], extractor: str, data_dir: str) -> Report:
         for n, path in enumerate(files):
             split = split_of(path)
             for project, turns in load(path).items():
-                await memory.scope(project).forget_everything()  # fresh project (names may recur across files)
+                await memory.scope(project).forget_everything(reread=True)  # fresh project (names may recur across files)
                 ctx = base.replace(project=project)
                 waiting: list[AIMessage] = []
                 session = None
@@ -394,7 +394,7 @@ async def run(files: list[Path], extractor: str, data_dir: str) -> Report:
                     done, duplicates = writes(before, await snapshot(memory, project), project)
                     score_turn(turn, str(context), done, duplicates, ms, split, report,
                                batch_of(path) if split == "blind" else None)
-                await memory.scope(project).forget_everything()
+                await memory.scope(project).forget_everything(reread=True)
     return report
 
 

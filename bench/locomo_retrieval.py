@@ -295,7 +295,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             conversations += 1
             project = f"z0-bench-locomo-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}"
             pm = memory.scope(project)
-            await pm.forget_everything()  # what an interrupted run left behind
+            await pm.forget_everything(reread=True)  # what an interrupted run left behind
             rows = locomo_memories(conv)
             for i, row in enumerate(rows):  # ids derived from the turns: equal scores fall the same way every run
                 row.id = str(uuid.uuid5(ID_NAMESPACE, f"{project}/{i}/{row.metadata['dia_id']}"))
@@ -348,7 +348,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                         r10[method] = scores[KS.index(10)]
                     per_conversation[name].append((CATEGORIES[category], r10["semantic"], r10["loop"]))
             finally:
-                await pm.forget_everything()
+                await pm.forget_everything(reread=True)
             done = _conversation_summary(per_conversation[name]) if per_conversation[name] else {}
             print(f"conversation {name}: {done}", file=sys.stderr, flush=True)  # a long run's partial figures
     table = _category_table(recalls, "r")
@@ -427,7 +427,7 @@ async def import_conversations(memory: Z0Memory, folder: Path, limit: int | None
             break
         project = f"z0-bench-locomo-{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}"
         pm = memory.scope(project)
-        await pm.forget_everything()
+        await pm.forget_everything(reread=True)
         rows = locomo_memories(conv)
         for i, row in enumerate(rows):
             row.id = str(uuid.uuid5(ID_NAMESPACE, f"{project}/{i}/{row.metadata['dia_id']}"))
@@ -507,7 +507,7 @@ async def imported_conversations(args: argparse.Namespace) -> AsyncIterator[tupl
             yield graph, convs, ctxs, ingest_s, settings.embedding_model
         finally:
             for conv in convs:
-                await conv.pm.forget_everything()
+                await conv.pm.forget_everything(reread=True)
 
 
 async def run_folds(args: argparse.Namespace) -> dict[str, Any]:

@@ -139,13 +139,13 @@ async def extraction_throughput(memory, ctx) -> tuple[int, list[float]]:
     per_turn = []
     for s in load_scenarios(REPO / "z0_memory" / "evaluation" / "data" / "project_memory_eval.jsonl"):
         c = ctx.replace(project=f"x{s.project}")
-        await memory.scope(c.project).forget_everything()
+        await memory.scope(c.project).forget_everything(reread=True)
         for group in turn_groups(s):
             t0 = time.perf_counter()
             await graph.ainvoke({"messages": [_message(t) for t in group]},
                                 {"configurable": {"thread_id": f"perf-{s.id}"}}, context=c)
             per_turn.append((time.perf_counter() - t0) * 1000)
-        await memory.scope(c.project).forget_everything()
+        await memory.scope(c.project).forget_everything(reread=True)
     return len(per_turn), per_turn
 
 
@@ -165,7 +165,7 @@ async def main(args: argparse.Namespace) -> None:
                                  judge_model="offline", extractor_model="offline")
     async with Z0Memory(settings) as memory:
         pm = memory.scope(ctx.project)
-        await pm.forget_everything()
+        await pm.forget_everything(reread=True)
         await pm.semantic.add_many([NewMemory(content=t) for t in sentences(args.memories, seed=3)])
         for i in range(args.memories // 20):
             await pm.facts.put(f"perfgraph:area{i % 10}:setting{i}", f"value {i}", Provenance(extractor="perf"))
@@ -184,7 +184,7 @@ async def main(args: argparse.Namespace) -> None:
             over = figures["overhead"]
             print(f"  graph overhead per round             {p50_p95(over)}  "
                   f"[target <= 5 ms (p50): {'met' if pct(over, .5) <= 5 else 'NOT met'}]")
-        await pm.forget_everything()
+        await pm.forget_everything(reread=True)
 
         n, per_turn = await extraction_throughput(memory, ctx)
         total = sum(per_turn) / 1000

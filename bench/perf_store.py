@@ -230,7 +230,7 @@ async def run_size(memory, n: int, n_queries: int, keep: bool = False) -> dict[s
     finally:
         await pool.close()
     if not keep:
-        await pm.forget_everything()
+        await pm.forget_everything(reread=True)
     return figures
 
 
@@ -243,7 +243,7 @@ async def ingest_throughput(memory, n: int) -> float:
     t0 = time.perf_counter()
     await pm.semantic.add_many([NewMemory(content=t, category="general") for t in texts])
     elapsed = time.perf_counter() - t0
-    await pm.forget_everything()
+    await pm.forget_everything(reread=True)
     return n / elapsed
 
 

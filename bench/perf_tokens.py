@@ -68,7 +68,7 @@ async def main(args: argparse.Namespace) -> None:
             turns = list(locomo_turns(data))
             project = f"tok{path.stem}"
             pm = memory.scope(project)
-            await pm.forget_everything()
+            await pm.forget_everything(reread=True)
             await pm.semantic.add_many(locomo_memories(data))
             history = thread_messages(turns)
             qa = [q for q in data.get("qa", []) if q.get("category") != 5]
@@ -88,7 +88,7 @@ async def main(args: argparse.Namespace) -> None:
                     "chat_prompt": count_message_tokens(chat_prompt), "full": count_message_tokens(full_prompt),
                     "block": block, "base": base,
                 })
-            await pm.forget_everything()
+            await pm.forget_everything(reread=True)
             full = conv_rows[0]["full"] if conv_rows else 0
             print(f"{path.name}: {len(turns)} turns, full history {full:,} tokens, "
                   f"{len(conv_rows)} questions; chat prompt mean {mean([r['chat_prompt'] for r in conv_rows]):,.0f}")

@@ -85,7 +85,7 @@ async def held(pm: ProjectMemory) -> Held:
 
 async def play(memory: Z0Memory, scenario: dict[str, Any], project: str) -> dict[str, bool]:
     pm = memory.scope(project)
-    await pm.forget_everything()
+    await pm.forget_everything(reread=True)
     graph = chat_builder.compile(store=memory.store(project), checkpointer=memory.checkpointer(project))
     ctx = Context(project=project, mode="chat")
     chosen, rejected, hedge = scenario["chosen"], scenario["rejected"], scenario["hedge"]
@@ -116,7 +116,7 @@ async def play(memory: Z0Memory, scenario: dict[str, Any], project: str) -> dict
     checks["hedge_after"] = (is_settled and not is_pending) if hedge["confirmed_in_session2"] else \
         (is_pending and not is_settled)
     checks["not_asked"] = mentions(answer, chosen) and NOTHING_SETTLED not in answer
-    await pm.forget_everything()
+    await pm.forget_everything(reread=True)
     return checks
 
 

@@ -4,7 +4,9 @@ One row per turn, written by the extraction node after its writes: the thread, t
 short (already redacted) excerpt of what was said, and the outcomes (``WriteOutcome``s, stored as JSON without
 their empty fields: a fact written or superseded, a memory confirmed, a candidate held pending, one dropped and why,
 or the turn queued for retry). The memory inspector reads it to say, per turn, what was written, confirmed,
-held pending or ignored. Rows are deleted with the scope (``ProjectMemory.forget_everything``).
+held pending or ignored. Rows are deleted with the scope (``ProjectMemory.forget_everything``), which leaves one
+``forgotten`` row per thread with the ids of the messages read (and nothing of what they said), so they are not read
+again.
 """
 
 from __future__ import annotations
@@ -43,7 +45,9 @@ RECENT_SQL = (f"SELECT id, thread_id, message_ids, excerpt, outcomes, created_at
               "WHERE project = %(project)s AND user_id = %(user_id)s "
               "AND (%(since)s::timestamptz IS NULL OR created_at >= %(since)s::timestamptz) "
               "ORDER BY created_at DESC, id DESC LIMIT %(limit)s")
-COUNT_SQL = f"SELECT count(*) AS n FROM {LOG_TABLE} WHERE project = %(project)s AND user_id = %(user_id)s"
+# turns extracted: not the marks forgetting leaves (``stores.maintenance.forget_scope``), which are no turn
+COUNT_SQL = (f"SELECT count(*) AS n FROM {LOG_TABLE} WHERE project = %(project)s AND user_id = %(user_id)s "
+             """AND NOT outcomes @> '[{"action": "forgotten"}]'""")
 
 # How an outcome's action reads in the log: written, confirmed, pending or ignored.
 ACTION_GROUPS = {
@@ -51,7 +55,7 @@ ACTION_GROUPS = {
     "promoted": "written",
     "fact_confirmed": "confirmed", "memory_confirmed": "confirmed",
     "pending_created": "pending", "pending_confirmed": "pending",
-    "dropped": "ignored", "queued_for_retry": "ignored", "nothing": "ignored",
+    "dropped": "ignored", "queued_for_retry": "ignored", "nothing": "ignored", "forgotten": "ignored",
 }
 
 

@@ -7,6 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import json
+
+from z0_memory.schemas import WriteOutcome
 from z0_memory.stores.database import Database
 from z0_memory.stores.schema import EXTRACTION_LOG_TABLE, SEMANTIC_TABLE, EmbeddingSpec, write_embedding_meta
 from z0_memory.stores.scope import Scope
@@ -16,6 +19,23 @@ from z0_memory.stores.vectors import VectorParam
 FORGOTTEN_TABLES = ("z0_facts", "z0_pending", "z0_extraction_queue", EXTRACTION_LOG_TABLE, SEMANTIC_TABLE)
 FORGET_SQL = {table: f"DELETE FROM {table} WHERE project = %(project)s AND user_id = %(user_id)s"
               for table in FORGOTTEN_TABLES}
+# The ids of every message the scope has read (logged, or queued for a retry), per thread: what forgetting keeps, so
+# that a thread continued afterwards, whose ``messages`` still hold the old turns, does not extract them again and
+# bring back what was forgotten (``stores.provenance`` skips a logged id).
+READ_MESSAGES_SQL = f"""
+SELECT thread_id, array_agg(DISTINCT id ORDER BY id) AS ids FROM (
+    SELECT l.thread_id, unnest(l.message_ids) AS id FROM {EXTRACTION_LOG_TABLE} l
+     WHERE l.project = %(project)s AND l.user_id = %(user_id)s
+    UNION ALL
+    SELECT q.thread_id, message ->> 'id' FROM z0_extraction_queue q, jsonb_array_elements(q.messages) AS message
+     WHERE q.project = %(project)s AND q.user_id = %(user_id)s
+) AS read WHERE id IS NOT NULL GROUP BY thread_id
+"""
+FORGOTTEN_MARK_SQL = (f"INSERT INTO {EXTRACTION_LOG_TABLE} (project, user_id, thread_id, message_ids, outcomes) "
+                      "VALUES (%(project)s, %(user_id)s, %(thread)s, %(ids)s, %(outcomes)s::jsonb)")
+FORGOTTEN_OUTCOMES = json.dumps([WriteOutcome(
+    action="forgotten", reason="what these messages gave was forgotten (forget_everything); they are not read again",
+).model_dump(mode="json", exclude_none=True)])
 
 EMBEDDED_TEXT_SQL = f"SELECT id, content, context FROM {SEMANTIC_TABLE} ORDER BY id"
 ADD_NEW_COLUMN_SQL = f"ALTER TABLE {SEMANTIC_TABLE} ADD COLUMN embedding_new vector(%d)"
@@ -33,12 +53,21 @@ SWAP_COLUMN_SQL = (
 ANALYZE_ALL_SQL = "ANALYZE"
 
 
-async def forget_scope(db: Database, scope: Scope) -> int:
-    """Delete everything :data:`FORGOTTEN_TABLES` hold for ``scope`` (only), in one transaction; rows deleted."""
+async def forget_scope(db: Database, scope: Scope, *, keep_read_marks: bool = True) -> int:
+    """Delete everything :data:`FORGOTTEN_TABLES` hold for ``scope`` (only), in one transaction; rows deleted.
+
+    With ``keep_read_marks`` the extraction log keeps, per thread, one ``forgotten`` row holding the ids of the
+    messages read before (no excerpt, no outcome of theirs): those messages are not extracted again when a thread
+    that holds them goes on. Without it the scope starts afresh, and the same messages given again are read again.
+    """
     total = 0
     async with db.connection(scope) as conn:
+        read = (await (await conn.execute(READ_MESSAGES_SQL, scope.params)).fetchall()) if keep_read_marks else []
         for sql in FORGET_SQL.values():
             total += (await conn.execute(sql, scope.params)).rowcount
+        for row in read:
+            await conn.execute(FORGOTTEN_MARK_SQL, {**scope.params, "thread": row["thread_id"], "ids": row["ids"],
+                                                    "outcomes": FORGOTTEN_OUTCOMES})
     return total
 
 

@@ -87,6 +87,37 @@ async def test_the_same_messages_again_change_nothing(memory):
     assert await memory.scope("acme").extraction_log.count() == before[3] + 1
 
 
+async def test_forgetting_everything_stays_forgotten_when_the_thread_goes_on(memory):
+    await run(memory, CONVERSATION)
+    pm = memory.scope("acme")
+    assert await pm.forget_everything() >= 3
+    assert await pm.facts.list() == [] and await pm.extraction_log.count() == 0
+    [mark] = await pm.extraction_log.recent()  # the ids read, and nothing of what they said
+    assert mark.thread_id == "conv" and mark.excerpt == "" and [o.action for o in mark.outcomes] == ["forgotten"]
+    assert set(mark.message_ids) == {"h1", "a1", "h2", "a2", "h3"}
+
+    # the chat graph gives the whole thread again with the next turn: only the new turn is read
+    more = [*CONVERSATION, AIMessage("Anything else?", id="a3"), HumanMessage("We deploy with Kamal.", id="h4")]
+    [outcome] = await run(memory, more)
+    assert outcome.target == "acme:process:deploy"
+    assert [f.value for f in await pm.facts.list()] == ["Kamal"]  # Hono and Redis stay forgotten
+    assert await run(memory, CONVERSATION, thread_id="another") == []
+
+    # forgetting twice keeps the marks of both times
+    await pm.forget_everything()
+    assert await run(memory, more) == [] and await pm.facts.list() == []
+
+
+async def test_forgetting_everything_to_start_afresh_reads_the_same_messages_again(memory):
+    before = await run(memory, CONVERSATION)
+    pm = memory.scope("acme")
+    await pm.forget_everything(reread=True)
+    assert await pm.extraction_log.recent() == []
+    again = await run(memory, CONVERSATION)
+    assert [o.action for o in again] == [o.action for o in before] == ["fact_created", "pending_created", "promoted"]
+    assert (await pm.facts.get("acme:stack:backend_framework")).value == "Hono"
+
+
 async def test_the_llm_extractor_reads_each_turn_once_in_order(memory):
     def answer(call) -> ExtractionResult:
         [said] = user_lines(call.request)

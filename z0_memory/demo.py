@@ -67,7 +67,7 @@ async def run_demo(options: CliOptions, console: Console) -> None:
         from z0_memory.graphs.retrieval import builder as retrieval_builder
 
         project = memory.scope(base.project, base.user_id)
-        await project.forget_everything()
+        await project.forget_everything(reread=True)
         console.print(f"[bold]z0-memory demo[/] — project [cyan]{project.scope.project}[/], "
                       f"{memory.db.description}, embeddings {memory.providers.embedding_name}, models: offline")
         store, saver = memory.store(base.project, base.user_id), memory.checkpointer(base.project, base.user_id)

@@ -161,9 +161,14 @@ class ProjectMemory:
                                   f"({record.fact_key.split(':', 1)[1]})")
         return await self.semantic.delete([memory_id])
 
-    async def forget_everything(self) -> int:
-        """Delete every fact version, memory, pending item, queued and logged turn of this scope (only); rows deleted."""
-        return await forget_scope(self.facts.db, self.scope)
+    async def forget_everything(self, *, reread: bool = False) -> int:
+        """Delete every fact version, memory, pending item, queued and logged turn of this scope (only); rows deleted.
+
+        The messages already read stay marked as read (their ids only, in the extraction log), so a thread that goes on
+        afterwards, whose messages still hold the old turns, does not bring back what was forgotten. ``reread=True``
+        starts the scope afresh: the same messages given again (``add``, ``ingest``, a re-run demo) are read again.
+        """
+        return await forget_scope(self.facts.db, self.scope, keep_read_marks=not reread)
 
 
 class Z0Memory:

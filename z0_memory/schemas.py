@@ -221,6 +221,7 @@ class PendingItem(BaseModel):
 WriteAction = Literal[
     "fact_created", "fact_superseded", "fact_confirmed", "fact_revised", "memory_added", "memory_confirmed",
     "pending_created", "pending_confirmed", "promoted", "dropped", "ignored", "queued_for_retry", "nothing",
+    "forgotten",
 ]
 
 
@@ -232,7 +233,8 @@ class WriteOutcome(BaseModel):
     nothing was written: ``dropped`` (empty, secret-valued, or refused by a store: ``reason``), ``ignored`` (an
     instruction to the assistant: ``reason="instruction"``, ``content`` the sentence), ``queued_for_retry`` (the
     extractor failed: ``error``, and ``target`` the queue entry), ``nothing`` (the log's entry for a turn with nothing
-    to remember). ``confirmations``: how often a confirmed memory has now been said.
+    to remember), ``forgotten`` (the log's mark of messages whose memories were forgotten: they are not read
+    again). ``confirmations``: how often a confirmed memory has now been said.
     """
 
     model_config = ConfigDict(frozen=True)

@@ -415,7 +415,7 @@ async def run_evaluation(settings: Settings, base: Context, scenarios: Sequence[
     finally:
         try:
             for s in scenarios:
-                await owner.scope(s.project, user).forget_everything()
+                await owner.scope(s.project, user).forget_everything(reread=True)
         finally:
             await owner.close()
     return report
