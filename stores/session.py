@@ -39,12 +39,10 @@ from psycopg_pool import AsyncConnectionPool, ConnectionPool
 from z0_memory.errors import DatabaseError
 from z0_memory.redaction import redact_value
 from z0_memory.stores.database import POOL_KWARGS, Database
+from z0_memory.state import STATE_TYPES
 from z0_memory.stores.scope import Scope
 from z0_memory.validation import check_checkpoint, check_thread_id, check_writes
 
-# The state channels hold these pydantic models; the checkpointer may restore exactly these.
-STATE_TYPES = [("z0_memory.schemas", name)
-               for name in ("Hit", "Verdict", "RoundTrace", "RouteDecision", "WriteOutcome")]
 SERDE = JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)
 
 

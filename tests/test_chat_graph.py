@@ -179,3 +179,42 @@ async def test_offline_responder_says_so_and_answers_from_memory_and_rules(memor
     assert out["messages"][-1].content.startswith(OFFLINE_NOTE)
     assert "Project memory has nothing settled on this yet" in out["messages"][-1].content
     assert "Hono" not in out["messages"][-1].content
+
+
+async def test_ones_own_checkpointer_restores_the_state_types_with_the_exported_allowlist(memory, rules_root):
+    """A user compiling the graph with their own checkpointer: ``z0_memory.STATE_TYPES`` in its serializer restores
+    every model the channels hold (hits, verdicts, rounds, route decisions, write outcomes) without LangGraph's
+    "unregistered type" path; without it, that path is taken (what the allowlist is for)."""
+    from langgraph.checkpoint.memory import InMemorySaver
+    from langgraph.checkpoint.serde.event_hooks import register_serde_event_listener
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    from z0_memory import STATE_TYPES
+    from z0_memory.schemas import Hit, RoundTrace, WriteOutcome
+
+    events: list[tuple[str, str]] = []
+    unregister = register_serde_event_listener(lambda e: events.append((e["kind"], f"{e['module']}.{e['name']}")))
+    try:
+        await memory.scope("acme").facts.put("acme:stack:backend_framework", "Hono", Provenance(extractor="test"))
+
+        async def run(saver) -> dict:
+            graph = builder.compile(store=configured(memory, rules_root=str(rules_root)).store("acme"),
+                                    checkpointer=saver)
+            cfg = thread()
+            await say(graph, cfg, chat_ctx(), "which backend framework do we use?")
+            await say(graph, cfg, chat_ctx(), "We deploy with Kamal.")
+            return (await graph.aget_state(cfg)).values
+
+        events.clear()
+        values = await run(InMemorySaver(serde=JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)))
+        assert [e for e in events if e[1].startswith("z0_memory.")] == []
+        assert values["memories"] and all(type(h) is Hit for h in values["memories"])
+        assert values["trace"] and all(type(r) is RoundTrace for r in values["trace"])
+        assert type(values["verdict"]) is Verdict and all(type(o) is WriteOutcome for o in values["extraction"])
+
+        events.clear()
+        await run(InMemorySaver())  # LangGraph's default serializer: our types are unregistered to it
+        assert {name for kind, name in events if kind == "msgpack_unregistered_allowed"} >= {
+            "z0_memory.schemas.Hit", "z0_memory.schemas.Verdict", "z0_memory.schemas.RoundTrace"}
+    finally:
+        unregister()

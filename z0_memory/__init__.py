@@ -16,7 +16,9 @@ Everything a user needs is importable from here::
 * ``Z0MemoryMiddleware`` for ``langchain.agents.create_agent`` (needs ``langchain>=1``: the ``agents`` extra);
 * ``retrieval_subgraph(State)`` (the retrieval loop as a checked subgraph node; ``RetrievalChannels`` is the state
   mixin its parent inherits), ``build_retrieval_graph``, ``extract`` (the post-turn extraction node), ``build_extraction_graph``;
-* the tools ``recall_memory`` and ``search_session``.
+* the tools ``recall_memory`` and ``search_session``;
+* ``STATE_TYPES``: the models the graphs' channels hold, for one's own checkpointer's serializer
+  (``JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)``).
 
 Names load on first use, so ``import z0_memory`` stays cheap and ``langchain`` stays optional.
 """
@@ -39,6 +41,7 @@ _EXPORTS = {
     "build_extraction_graph": "z0_memory.graphs.extraction",
     "extract": "z0_memory.nodes.extraction",
     "RetrievalChannels": "z0_memory.state",
+    "STATE_TYPES": "z0_memory.state",
     "recall_memory": "z0_memory.tools",
     "search_session": "z0_memory.session_tools",
     "Z0Error": "z0_memory.errors",
@@ -51,6 +54,7 @@ __all__ = [
     "Context",
     "ProjectMemory",
     "RetrievalChannels",
+    "STATE_TYPES",
     "SearchResult",
     "Settings",
     "Z0Error",
@@ -74,7 +78,7 @@ if TYPE_CHECKING:
     from z0_memory.nodes.extraction import extract
     from z0_memory.session_tools import search_session
     from z0_memory.settings import Settings
-    from z0_memory.state import RetrievalChannels
+    from z0_memory.state import STATE_TYPES, RetrievalChannels
     from z0_memory.tools import recall_memory
 
 

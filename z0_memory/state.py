@@ -8,7 +8,14 @@ from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from z0_memory.schemas import Hit, RoundTrace, Verdict, WriteOutcome
+from z0_memory.schemas import Hit, RoundTrace, RouteDecision, Verdict, WriteOutcome
+
+# The pydantic models the channels hold (RouteDecision: inside a round's trace), as LangGraph's msgpack allowlist
+# names them: a checkpointer may restore exactly these. Ours pass them to their serializer; with one's own, pass
+# ``serde=JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)`` (else LangGraph 1.2 warns once per type that it
+# restores an unregistered type; with LANGGRAPH_STRICT_MSGPACK=true it derives them from the graphs' schemas).
+STATE_TYPES: list[tuple[str, str]] = [(t.__module__, t.__name__)
+                                      for t in (Hit, Verdict, RoundTrace, RouteDecision, WriteOutcome)]
 
 
 class RetrievalInput(TypedDict, total=False):
