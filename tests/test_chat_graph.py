@@ -218,3 +218,19 @@ async def test_ones_own_checkpointer_restores_the_state_types_with_the_exported_
             "z0_memory.schemas.Hit", "z0_memory.schemas.Verdict", "z0_memory.schemas.RoundTrace"}
     finally:
         unregister()
+
+
+async def test_the_token_stream_carries_the_reply_not_the_judges_or_extractors_json(memory, rules_root):
+    """``stream_mode="messages"`` is what a chat UI shows: the responder's reply only; the judge's verdicts and the
+    extractor's candidates are the graph's own work (their state channels hold them)."""
+    judge = ScriptedChatModel(Verdict(sufficient=False, missing="the date", reason="nothing dated",
+                                      next_query="greyhound adoption date", next_strategy="keyword"), name="judge")
+    agent = ScriptedChatModel("I do not know when.", name="agent")
+    extractor = ScriptedChatModel(ExtractionResult(candidates=[]), name="extractor")
+    async with memory_with(memory, agent=agent, judge=judge, extractor=extractor) as mem:
+        graph = compiled(mem, rules_root=rules_root)
+        streamed = [(meta["langgraph_node"], chunk.content) async for chunk, meta in graph.astream(
+            {"messages": [HumanMessage("When did Priscilla adopt her greyhound?")]}, thread(),
+            context=chat_ctx(), stream_mode="messages")]
+    assert judge.calls and extractor.calls  # both were asked, and streamed nothing
+    assert streamed == [("respond", "I do not know when.")]

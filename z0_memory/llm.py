@@ -38,6 +38,7 @@ from langchain_core.outputs import ChatGeneration
 from langchain_core.runnables import Runnable, RunnableSequence
 from langchain_core.tools import BaseTool
 from langchain_core.utils.json_schema import dereference_refs
+from langgraph.constants import TAG_NOSTREAM
 from pydantic import BaseModel
 
 from z0_memory.errors import Z0Error
@@ -201,6 +202,12 @@ def structured_runnable(model: BaseChatModel, schema: type[BaseModel], method: s
     return model.with_structured_output(schema, method=method)
 
 
+# A structured call (the judge's verdict, the extractor's candidates) is the graph's own work, read from its state
+# channels: tagged so that LangGraph's ``stream_mode="messages"`` leaves its JSON out of the user's token stream,
+# which carries the replies (chat responder, code agent) only.
+INTERNAL_CALL = {"tags": [TAG_NOSTREAM]}
+
+
 async def _ainvoke_parsing_inline(runnable: Runnable, messages: Sequence[BaseMessage]) -> Any:
     """``runnable.ainvoke(messages)``, with a structured-output sequence's parsing steps run inline.
 
@@ -212,8 +219,8 @@ async def _ainvoke_parsing_inline(runnable: Runnable, messages: Sequence[BaseMes
     ``invoke`` does with a message besides reporting a "parser" run to the callbacks.
     """
     if not isinstance(runnable, RunnableSequence):
-        return await runnable.ainvoke(messages)
-    value = await runnable.first.ainvoke(messages)
+        return await runnable.ainvoke(messages, INTERNAL_CALL)
+    value = await runnable.first.ainvoke(messages, INTERNAL_CALL)
     if isinstance(value, AIMessage):
         check_complete(value)
     for step in runnable.steps[1:]:
@@ -242,6 +249,7 @@ async def invoke_structured(model: BaseChatModel, schema: type[T], messages: Seq
     """Ask ``model`` for an instance of ``schema``; raise ModelCallError when it cannot deliver one.
 
     ``runnable``: the model's structured-output runnable when the caller keeps one (``Providers.structured``).
+    The call is tagged :data:`INTERNAL_CALL`: it never reaches a ``stream_mode="messages"`` consumer.
     """
     runnable = runnable or structured_runnable(model, schema, settings.structured_output_method)
     messages = redact_value(list(messages))  # before any model sees them
