@@ -241,10 +241,6 @@ def on_connection(conn: psycopg.AsyncConnection) -> Fetch:
     return fetch
 
 
-async def plan_on(conn: psycopg.AsyncConnection, params: dict) -> Bm25Plan | None:
-    return await plan_with(on_connection(conn), params)
-
-
 async def plan_with(fetch: Fetch, params: dict) -> Bm25Plan | None:
     return bm25_plan(await fetch(BM25_PLAN_SQL, params), params["pool"])
 

@@ -145,9 +145,9 @@ async def test_lexemes_in_nearly_every_memory_score_but_select_no_candidates():
 async def _scoring_plan(pm, query: str, k: int) -> str:
     params = bm25.bm25_params(pm.scope, query, False, bm25.BM25_POOL)
     async with pm.semantic.db.connection(pm.scope) as conn:
-        plan = await bm25.plan_on(conn, params)
-        rows = await (await conn.execute("EXPLAIN (ANALYZE, COSTS OFF) " + bm25.BM25_SQL,
-                                         bm25.bm25_statement_params(params, plan, k), prepare=False)).fetchall()
+        scoring = await bm25.bm25_scoring(bm25.on_connection(conn), params, k)  # what the search itself runs with
+        rows = await (await conn.execute("EXPLAIN (ANALYZE, COSTS OFF) " + bm25.BM25_SQL, scoring,
+                                         prepare=False)).fetchall()
     return "\n".join(r["QUERY PLAN"] for r in rows)
 
 
