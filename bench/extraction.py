@@ -39,8 +39,8 @@ both as spellings of one value ("PostgreSQL" and "Postgres"), so labels may use 
 canonical one.
 
 Reported per split and language: precision over writes and recall over labels (strict and lenient); hedges
-persisted (labelled ``pending`` items for which the turn persisted something with the same key or value; must be
-0); instructions persisted (turns that are an instruction to the assistant, ``"instruction": true`` on the turn or,
+persisted (labelled ``pending`` items for which the turn persisted something with the same key or value that no
+settled label of the turn accounts for; must be 0); instructions persisted (turns that are an instruction to the assistant, ``"instruction": true`` on the turn or,
 failing that, a turn labelled ``[]`` that reads as one (``INSTRUCTION`` below), on which anything at all was written;
 must be 0); duplicates created (a new row restating a current one: a keyless memory overlapping a current memory or
 fact, a pending row for a value already stored, a fact version equal to the one it replaced); value spelling kept
@@ -292,6 +292,17 @@ def miss_cause(label: dict[str, Any], unmatched: list[dict[str, Any]]) -> str:
     return "other" if unmatched else "nothing"
 
 
+def hedge_persisted(hedge: dict[str, Any], done: list[dict[str, Any]], labels: list[dict[str, Any]]) -> bool:
+    """Whether the turn settled what ``hedge`` (a pending label) holds tentative: a persisted write with its key or
+    its value that no settled label of the same turn accounts for ("the queue is Horizon for now, might move to SQS":
+    Horizon persisted under the queue's key is right, SQS persisted would not be)."""
+    settled = [label for label in labels if label["outcome"] in PERSISTED]
+    return any(w["outcome"] in PERSISTED and not any(matches_lenient(w, label) for label in settled)
+               and ((hedge["key"] and w["key"] == hedge["key"])
+                    or (hedge["value"] and same_value(w["value"], hedge["value"])))
+               for w in done)
+
+
 def is_instruction(turn: dict[str, Any]) -> bool:
     if "instruction" in turn:
         return bool(turn["instruction"])
@@ -315,10 +326,7 @@ def score_turn(turn: dict[str, Any], context: str, done: list[dict[str, Any]], d
             report.miss_causes[cause] += 1
         if label["outcome"] == "pending":
             tally.hedges += 1
-            tally.hedges_persisted += any(
-                w["outcome"] in PERSISTED and ((label["key"] and w["key"] == label["key"])
-                                               or (label["value"] and same_value(w["value"], label["value"])))
-                for w in done)
+            tally.hedges_persisted += hedge_persisted(label, done, labels)
     if is_instruction(turn):
         tally.instructions += 1
         tally.instructions_persisted += bool(done)
