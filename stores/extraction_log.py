@@ -59,6 +59,11 @@ ACTION_GROUPS = {
 }
 
 
+def outcomes_json(outcomes: Sequence[WriteOutcome]) -> str:
+    """The ``outcomes`` column's value: the outcomes as JSON, without their empty fields."""
+    return json.dumps([o.model_dump(mode="json", exclude_none=True) for o in outcomes])
+
+
 def outcome_group(action: str) -> str:
     return ACTION_GROUPS.get(action, "ignored")
 
@@ -100,7 +105,7 @@ class ExtractionLog:
         """Record one turn's outcomes (an empty list: the turn gave nothing to remember)."""
         rows = list(outcomes) or [WriteOutcome(action="nothing",
                                                reason="the extractor found nothing worth remembering")]
-        stored = json.dumps([o.model_dump(mode="json", exclude_none=True) for o in rows])
+        stored = outcomes_json(rows)
         async with self.db.connection(self.scope) as conn:
             row = await (await conn.execute(INSERT_SQL, {
                 **self.scope.params, "thread": thread_id, "message_ids": list(message_ids),

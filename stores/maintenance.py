@@ -7,10 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import json
-
 from z0_memory.schemas import WriteOutcome
 from z0_memory.stores.database import Database
+from z0_memory.stores.extraction_log import outcomes_json
 from z0_memory.stores.schema import EXTRACTION_LOG_TABLE, SEMANTIC_TABLE, EmbeddingSpec, write_embedding_meta
 from z0_memory.stores.scope import Scope
 from z0_memory.stores.vectors import VectorParam
@@ -33,9 +32,8 @@ SELECT thread_id, array_agg(DISTINCT id ORDER BY id) AS ids FROM (
 """
 FORGOTTEN_MARK_SQL = (f"INSERT INTO {EXTRACTION_LOG_TABLE} (project, user_id, thread_id, message_ids, outcomes) "
                       "VALUES (%(project)s, %(user_id)s, %(thread)s, %(ids)s, %(outcomes)s::jsonb)")
-FORGOTTEN_OUTCOMES = json.dumps([WriteOutcome(
-    action="forgotten", reason="what these messages gave was forgotten (forget_everything); they are not read again",
-).model_dump(mode="json", exclude_none=True)])
+FORGOTTEN_OUTCOMES = outcomes_json([WriteOutcome(
+    action="forgotten", reason="what these messages gave was forgotten (forget_everything); they are not read again")])
 
 EMBEDDED_TEXT_SQL = f"SELECT id, content, context FROM {SEMANTIC_TABLE} ORDER BY id"
 ADD_NEW_COLUMN_SQL = f"ALTER TABLE {SEMANTIC_TABLE} ADD COLUMN embedding_new vector(%d)"
