@@ -113,3 +113,30 @@ def test_chinese_words_after_shi_describe_rather_than_name_a_product() -> None:
     assert f"{P}:stack:backend_framework" not in by_key(run("后端是张伟"))
     assert f"{P}:tooling:bi" not in by_key(run("BI 是公司内部的一个数据平台。"))
     assert by_key(run("登录走公司的 Keycloak 做 SSO。"))[f"{P}:stack:auth"].value == "Keycloak"
+
+
+# Keys for Chinese slot phrases the vocabulary lacks: English from the glossary, never a remark about someone ---------
+
+
+def test_chinese_slot_phrases_get_english_keys() -> None:
+    assert by_key(run("分布式训练用 Horovod。"))[f"{P}:stack:distributed_training"].value == "Horovod"
+    assert by_key(run("UI 库用 Vuetify"))[f"{P}:stack:ui_library"].value == "Vuetify"
+
+
+def test_a_remark_about_someone_is_no_slot_phrase() -> None:
+    got = run("王磊说他更喜欢用 Vuetify")
+    assert not any(c.key and ("说" in c.key or "喜欢" in c.key) for c in got)
+
+
+# "mdbook it is", "tempo confirmed": a verdict after a name marks it as one, whatever its case ------------------------
+
+
+def test_a_lower_case_name_then_a_verdict_is_chosen() -> None:
+    got = run("ok zola it is, the docs build in a second")
+    assert [c.value for c in got] == ["zola"] and firm(got[0])
+    assert [c.value for c in run("quickwit confirmed")] == ["quickwit"]
+
+
+def test_a_pronoun_or_a_slot_name_then_a_verdict_is_no_value() -> None:
+    assert run("so it is") == [] and run("all in") == []
+    assert not any(c.value == "search" for c in run("search it is"))

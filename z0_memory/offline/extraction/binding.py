@@ -232,10 +232,29 @@ def _name_before_slot(text: str, phrase: Found) -> re.Match[str] | None:
     return m
 
 
+# "mdbook it is", "tempo confirmed", "Pagefind's in": a name opening the clause, then a verdict that settles it;
+# the construction marks the name, so it may be written in lower case
+_SETTLED_NAME = re.compile(
+    r"^(?:(?:yeah|yes|ok|okay|so|alright|right|fine|then|and|great|cool|nice)[,!\s]+)*"
+    r"(?P<v>[A-Za-z][\w.+#/-]*[A-Za-z0-9])(?:'s|\s+is)?\s+"
+    r"(?:it is|it'?ll be|confirmed|in(?=\s*(?:[,.;!]|$))|is the (?:one|winner|pick))\b", re.I)
+
+
+def _settled_name_en(text: str, known: list[Found]) -> list[Found]:
+    m = _SETTLED_NAME.match(text)
+    if m is None:
+        return []
+    value = m.group("v")
+    if value.lower() in _COMMON_WORDS or not looks_like_a_name(value) or find_phrases(value) \
+            or any(k.start < m.end("v") and m.start("v") < k.end for k in known):
+        return []  # "so it is", "search it is", a known value (pairs_in reads it)
+    return [Found(m.start("v"), m.end("v"), value, None)]
+
+
 def open_values(text: str, known: list[Found] | None = None) -> list[Found]:
     """Values the vocabulary does not know, bound by a decision verb ("we deploy with Kamal", "改用 Biome")."""
     known = find_values(text) if known is None else known
-    out = settled_name(text, known)
+    out = settled_name(text, known) + _settled_name_en(text, known)
     for phrase in find_phrases(text):  # "Zorblax for the backend framework", "Zorblax 做 ORM"
         m = _name_before_slot(text, phrase)
         if not m:
