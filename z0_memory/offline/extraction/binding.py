@@ -7,7 +7,22 @@ from __future__ import annotations
 
 import re
 
+from z0_memory.offline.extraction.chinese_values import (
+    CJK_COMMON,
+    chinese_after,
+    names_in_chinese,
+    settled_name,
+)
 from z0_memory.offline.extraction.cues import NOT_A_NAME, REJECTED_BEFORE
+from z0_memory.offline.extraction.name_spans import (
+    KIND_WORDS,
+    NOT_NAME_WORD,
+    extend_name,
+    looks_like_a_name,
+    reslot,
+    with_command,
+    with_version,
+)
 from z0_memory.offline.extraction.vocabulary import (
     Found,
     Slot,
@@ -113,31 +128,17 @@ def _generic_after(text: str, phrase: Found) -> Found | None:
             value = p.group("v").strip()
             return Found(start, start + len(value), value, phrase.slot)
     m = _GENERIC_AFTER_SLOT.match(text[phrase.end :])
+    if (m is None or not looks_like_a_name(m.group("v"))) and names_in_chinese(text):
+        return chinese_after(text, phrase)
     if m is None or not looks_like_a_name(m.group("v")):
         return None
     start = phrase.end + m.start("v")
     words = list(re.finditer(r"\S+", m.group("v").rstrip(".,")))
-    while len(words) > 1 and (words[-1].group(0).lower() in _KIND_WORDS or _NOT_NAME_WORD.match(words[-1].group(0))
+    while len(words) > 1 and (words[-1].group(0).lower() in KIND_WORDS or NOT_NAME_WORD.match(words[-1].group(0))
                               or words[-1].group(0).lower() in ENGLISH_STOPWORDS):
         words.pop()  # "the job queue is Zorblax now": the value ends at the name
     end = start + words[-1].end()
     return Found(start, end, text[start:end], phrase.slot)
-
-
-_NOT_NAME_WORD = re.compile(
-    r"^(?:\w+(?:ed|ing)|run|built|written|done|set|made|up|out|also|still|now|currently|just|always|never|very|"
-    r"really|pretty|quite|too|so|being|going|fine|good|great|bad|slow|fast|ok|okay|important|ready|broken|weak|strong|"
-    r"noisy|silly|cheap|expensive|solid|nice|easy|hard|simple|heavy|light|stale|outdated|old|wrong|missing|empty|"
-    r"flaky|down|wrong|messy|fragile|annoying|probably|maybe|perhaps|likely|definitely|tbh|imo|honestly|anyway|"
-    r"though|then)$",
-    re.I,
-)
-
-
-def looks_like_a_name(value: str) -> bool:
-    """An out-of-vocabulary value must look like a thing's name, not a verb or filler ("written in", "so slow")."""
-    first = value.split()[0].lower()
-    return not (first in NOT_A_NAME or first in ENGLISH_STOPWORDS or _NOT_NAME_WORD.match(first))
 
 
 _LIST_ITEM_BEFORE = re.compile(
@@ -160,13 +161,6 @@ def is_rejected(text: str, found: Found) -> bool:
     return False
 
 
-# Words that end a value's name ("Redis cluster", "Hono app"): the thing's kind, not its name.
-_KIND_WORDS = frozenset(
-    "framework library lib tool tools service services platform server servers instance instances cluster version "
-    "setup stack plugin plugins app apps api apis sdk cli db database cache queue for as in on to with and or but "
-    "because since instead rather over from at by now then too also here there".split()
-)
-_NAME_AFTER = re.compile(r"[ \t]*(?<=[ \t])([A-Z][\w.+#/-]*|v?\d+(?:\.\d+)*(?!\w|\.\w))")
 _OPEN_VALUE = re.compile(
     r"(?i:\b(?:use|uses|using|used|try|trying|go(?:ing)? with|went with|went|(?:we(?:'ve| have)?|i(?:'ve| have)?) got|"
     r"set up|setting up|configured|installed|wired up|integrated|stick(?:ing)? to|self-host(?:ing|ed)?|"
@@ -188,16 +182,13 @@ _OPEN_VALUE = re.compile(
     r"(?P<vc>[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})(?=\s*(?:[,，.。;；!！]|$|\s+(?:for|with|and|but)\b))"  # "Sync engine: Yjs"
     r"|(?i:\b(?:use|using|go(?:ing)? with|switch(?:ed|ing)? to|mov(?:e|ed|ing) to|pick(?:ed)?|chose|settled? on)"
     r"\s+(?P<vl>[a-z][\w.+#/-]*[a-z0-9])(?=\s+(?:for|as|to)\s))"  # "we use tox for testing": lowercase, then a slot
-    r"|(?:用的是|选的是|用|使用|采用|选用|选|改用|换成|换用|定为|定成|部署在|托管在|跑在|迁移到|切换到|切到|走|上|就|定)了?\s*"
+    r"|(?:用的是|选的是|(?<![少不别没])用|使用|采用|选用|选|改用|换成|换用|定为|定成|部署在|托管在|跑在|迁移到|切换到|切到|走|上|就|定)了?\s*"
     r"(?:(?:我们)?自研的|自己的|一个叫|叫)?\s*"
     r"(?P<vz>[A-Za-z][\w.+#/-]*(?:[ \t]+[A-Za-z][\w.+#/-]*){0,2})"
     # a Chinese product name after 用 / 用的是, up to the clause's end ("缺陷管理用禅道，", "聚合用的是 快递100")
     r"|(?:用的是|选的是|(?<![不别没])用(?!户)|采用|选用|改用|换成)\s*(?P<vzh>[\u4e00-\u9fff][\u4e00-\u9fffA-Za-z0-9]{1,5})"
     r"(?=\s*(?:[，,。.;；！!]|$))"
 )
-# Chinese words a 用 may be followed by that are not a product's name
-CJK_COMMON = frozenset("中文 英文 这个 那个 这种 那种 什么 哪个 它 他们 我们 自己 本地 现成的 默认的 默认 原来的 之前的 同一个 一样的 两个空格 四个空格 "
-                        "单引号 双引号 制表符 随便 都行 无所谓 不知道 看你 你定 你决定 都可以 再说 待定 没想好".split())
 
 
 # "Sync engine: Yjs", "错误追踪：Honeybadger": a slot phrase, a colon, a name
@@ -209,57 +200,11 @@ COLON_VALUE = re.compile(r"^(?:[A-Za-z][\w /-]{1,30}?|[\u4e00-\u9fff][\w\u4e00-\
                          r"(?:\s+(?i:now|too|as well))?\s*[.!]?$")
 
 
-_NAME_PLUS_BEFORE = re.compile(r"(?<![\w.+#/&-])([A-Z][\w.#/&-]*)\s*\+\s*$")
-_PLUS_NAME = re.compile(r"\s*\+\s*([A-Z][\w.+#/&-]*(?:[ \t]+(?:[A-Z][\w.+#/&-]*|\d+(?:\.\d+)*))*)")
-
-
-def _extend(text: str, value: Found, taken: list[Found]) -> Found:
-    """A known value followed by capitalised name words is a longer name ("NATS JetStream", "React Native"); joined
-    by "+" to a name of its own slot or to one the vocabulary does not know, one combined value ("Taro + React",
-    "Prometheus + Thanos"); "Node 20 + Fastify" stays two values of two slots."""
-    value = _extend_words(text, value, taken)
-    lead = _NAME_PLUS_BEFORE.search(text, 0, value.start)
-    if lead and not any(t.start == lead.start(1) and t.slot != value.slot for t in taken):
-        value = Found(lead.start(1), value.end, text[lead.start(1):value.end], value.slot, value.canonical)
-    plus = _PLUS_NAME.match(text, value.end)
-    named = {p.slot for p in find_phrases(text)}
-    if plus and (not named or value.slot in named):  # "backend 用 Kotlin + Ktor": the backend is not the language
-        other = next((t for t in taken if t.start == plus.start(1)), None)
-        if other is None or other.slot == value.slot:
-            end = plus.end(1) if other is None else max(plus.end(1), other.end)
-            return Found(value.start, end, text[value.start:end], value.slot, value.canonical)
-    return value
-
-
-def _reslot(value: Found, known: Found, named: set) -> Found:
-    """A longer name built on a known value ("Laravel Sanctum", "Spring Security") is another product: when the
-    clause names one slot, and not the known value's, the longer name is that slot's value ("Laravel Sanctum for
-    auth"); "Upstash Redis as a cache" stays where Redis is."""
-    added = value.value.replace(known.value, " ")
-    if not re.search(r"[A-Za-z]", added) or len(named) != 1 or known.slot in named:
-        return value  # "Postgres 16": a version, not another product
-    return Found(value.start, value.end, value.value, next(iter(named)))
-
-
-def _extend_words(text: str, value: Found, taken: list[Found]) -> Found:
-    end = value.end
-    for _ in range(3):
-        m = _NAME_AFTER.match(text, end)
-        if not m or m.group(1).lower().rstrip(".") in _KIND_WORDS:
-            break
-        known = next((t for t in taken if t.start == m.start(1)), None)
-        if known is not None and known.slot != value.slot:
-            break  # a known value of the same slot continues the name ("AWS ECS"); another slot's does not
-        end = known.end if known is not None else m.start(1) + len(m.group(1).rstrip(".,"))
-    if end == value.end:
-        return value
-    return Found(value.start, end, text[value.start:end], value.slot)
-
-
 _COMMON_WORDS = frozenset(
     "it this that them these those one ones something anything everything nothing same approach thing things stuff way "
     "ways version setup tool tools library libraries service services framework option options default defaults "
-    "whatever whichever either neither both all some any none another other others more less most least".split()
+    "whatever whichever either neither both all some any none another other others more less most least "
+    "time support help plan plans budget room need needs ideas idea requirements coverage".split()
 )
 
 
@@ -268,12 +213,50 @@ _NAME_BEFORE_SLOT = re.compile(
 )
 
 
+# "pest for tests", "sqlc 做 ORM": a lower-case name that opens the clause right before a slot phrase's "for"/"as"
+_LOWER_NAME_BEFORE_SLOT = re.compile(
+    r"^(?:(?:yeah|yes|ok|okay|so|and|also|then|plus|oh|sure|right|and then)[,\s]+)*"
+    r"(?P<v>[a-z][\w.+#/-]*[a-z0-9])\s+(?:for|as)\s+(?:(?:the|our|a|an|all)\s+)?$")
+_LOWER_NAME_BEFORE_SLOT_ZH = re.compile(r"(?P<v>[a-z][\w.+#/-]*[a-z0-9])\s*(?:做|作为|当)\s*$")
+
+
+def _name_before_slot(text: str, phrase: Found) -> re.Match[str] | None:
+    before = text[: phrase.start]
+    m = _NAME_BEFORE_SLOT.search(before)
+    if m is None and names_in_chinese(text):
+        m = _LOWER_NAME_BEFORE_SLOT_ZH.search(before)
+    if m is None:
+        m = _LOWER_NAME_BEFORE_SLOT.match(before)
+        if m is not None and (m.group("v") in _COMMON_WORDS or find_phrases(m.group("v"))):
+            return None  # "tests for the backend": a slot's own name, not a value
+    return m
+
+
+# "mdbook it is", "tempo confirmed", "Pagefind's in": a name opening the clause, then a verdict that settles it;
+# the construction marks the name, so it may be written in lower case
+_SETTLED_NAME = re.compile(
+    r"^(?:(?:yeah|yes|ok|okay|so|alright|right|fine|then|and|great|cool|nice)[,!\s]+)*"
+    r"(?P<v>[A-Za-z][\w.+#/-]*[A-Za-z0-9])(?:'s|\s+is)?\s+"
+    r"(?:it is|it'?ll be|confirmed|in(?=\s*(?:[,.;!]|$))|is the (?:one|winner|pick))\b", re.I)
+
+
+def _settled_name_en(text: str, known: list[Found]) -> list[Found]:
+    m = _SETTLED_NAME.match(text)
+    if m is None:
+        return []
+    value = m.group("v")
+    if value.lower() in _COMMON_WORDS or not looks_like_a_name(value) or find_phrases(value) \
+            or any(k.start < m.end("v") and m.start("v") < k.end for k in known):
+        return []  # "so it is", "search it is", a known value (pairs_in reads it)
+    return [Found(m.start("v"), m.end("v"), value, None)]
+
+
 def open_values(text: str, known: list[Found] | None = None) -> list[Found]:
     """Values the vocabulary does not know, bound by a decision verb ("we deploy with Kamal", "改用 Biome")."""
     known = find_values(text) if known is None else known
-    out = []
+    out = settled_name(text, known) + _settled_name_en(text, known)
     for phrase in find_phrases(text):  # "Zorblax for the backend framework", "Zorblax 做 ORM"
-        m = _NAME_BEFORE_SLOT.search(text[: phrase.start])
+        m = _name_before_slot(text, phrase)
         if not m:
             continue
         start = m.start("v")
@@ -292,7 +275,7 @@ def open_values(text: str, known: list[Found] | None = None) -> list[Found]:
             continue
         start, end = m.start(group), m.start(group)
         for word in re.finditer(r"\S+", m.group(group)):
-            if word.group(0).lower().rstrip(".,") in _KIND_WORDS:
+            if word.group(0).lower().rstrip(".,") in KIND_WORDS:
                 break
             end = start + word.start() + len(word.group(0).rstrip(".,"))
         value = text[start:end]
@@ -314,26 +297,11 @@ def leading_name(text: str, context: str) -> list[Found]:
     return [Found(m.start(1), m.end(1), m.group(1).rstrip(".,"), slots.pop())]
 
 
-# "Node 已经升到 22", "Python 版本统一 3.11", "upgraded Postgres to 17": a version said apart from its name
-_VERSION_AFTER = re.compile(
-    r"\s*(?:的)?(?:版本|version)?\s*(?:已经|now|also)?\s*(?:统一(?:用|为)?|还是|升到了?|升级到了?|升级为|(?:is|was)? ?(?:upgraded|bumped|"
-    r"pinned) to|is now on|to|at|on)\s*v?(?P<n>\d+(?:\.\d+)*)(?![\w.])", re.I)
-
-
-def _with_version(text: str, value: Found) -> Found:
-    if re.search(r"\d", value.value):
-        return value
-    m = _VERSION_AFTER.match(text, value.end)
-    if not m:
-        return value
-    return Found(value.start, m.end("n"), f"{value.value} {m.group('n')}", value.slot, value.canonical)
-
-
 def pairs_in(text: str) -> list[Found]:
     """The (value, slot) pairs a clause states, bound pairs first, rejected alternatives removed."""
-    known = [_with_version(text, v) for v in find_values(text) if REDACTED not in v.value]
+    known = [with_version(text, v) for v in find_values(text) if REDACTED not in v.value]
     named = {p.slot for p in find_phrases(text) if p.slot is not None}
-    extended = [_reslot(_extend(text, v, known), v, named) for v in known]
+    extended = [with_command(text, reslot(extend_name(text, v, known), v, named)) for v in known]
     known = [v for v in extended if not any(o.start < v.start < o.end for o in extended)]
     values = sorted(known + open_values(text, known), key=lambda v: v.start)
     phrases = find_phrases(text)

@@ -267,7 +267,7 @@ OWNER = re.compile(
 ROLE_STATEMENT = re.compile(
     rf"(?P<who>\b{_NOT_FILLER}[A-Z][a-z]{{1,20}}(?:\s+[A-Z][a-z]{{1,20}})?\b)\s+"
     r"(?:is|(?:has )?joined (?:us )?as|joins (?:us )?as|is joining (?:us )?as|came on(?:board)? as)\s+"
-    r"(?:(?:our|the|now the|now our|now|a|an)\s+)?(?:new\s+)?"
+    r"(?:(?:also|still)\s+)?(?:(?:our|the|now the|now our|now|a|an)\s+)?(?:new\s+)?"
     r"(?P<role>(?:[\w-]+\s+){0,2}(?:lead|manager|designer|owner|on[- ]call|dba|architect|engineer|pm|maintainer)\b"
     r"|(?<=our |the |now )[\w\s-]{2,40})"
     r"|\b(?i:our|the)\s+(?:new\s+)?(?P<role2>[\w -]{2,30}?)\s+(?:is|will be)\s+(?:now\s+)?"

@@ -41,7 +41,12 @@ _GLOSSARY = """
 数据管道 data_pipeline|管道 pipeline|实时 realtime|流处理 stream_processing|批处理 batch_processing|网页 web|页面 page|
 服务网格 service_mesh|注册中心 service_registry|配置中心 config_center|消息队列 message_queue|全链路 end_to_end|链路 trace|
 性能 performance|压测 load_testing|单元 unit|集成 integration|端到端 e2e|覆盖率 coverage|富文本 rich_text|表单 forms|
-校验 validation|验证 validation|序列化 serialization|模板 template|邮件模板 email_template|定价 pricing|订阅 subscription
+校验 validation|验证 validation|序列化 serialization|模板 template|邮件模板 email_template|定价 pricing|订阅 subscription|
+分布式 distributed|分库分表 sharding|库 library|插件 plugin|协议 protocol|直播 live_streaming|转码 transcoding|
+机器人 bot|提醒 reminders|端 client|小程序端 mini_program|模型服务 model_serving|状态管理 state_management|
+本地 local|云同步 cloud_sync|离线 offline|实时音视频 realtime_video|音视频 audio_video|短信 sms|
+二维码 qr_code|验证码 captcha|富文本编辑器 rich_text_editor|表格 spreadsheet|导出 export|导入 import|
+容器编排 container_orchestration|代码规范 code_style|注释 comments|接口文档 api_docs
 """
 _WORDS: dict[str, str] = dict(
     entry.strip().split(" ", 1) for entry in _GLOSSARY.replace("\n", "").split("|") if entry.strip()

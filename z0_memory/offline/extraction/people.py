@@ -74,14 +74,17 @@ def _people(clause: str) -> Statement | None:
         key = next((k for k in ("who", "who2", "who_zh", "who_zh2", "who_zh3") if role.group(k)), "who")
         who = _full_name(clause, role.end(key), (role.group(key) or "").strip())
         text = next((g for g in (role.group(k) for k in ("role", "role2", "role_zh", "role_zh2", "role_zh3")) if g), "")
-        named = re.match(ZH_PERSON, role.group("role_zh") or "")
+        # the person after a role said first: a familiar name ("老周") or a whole short Chinese name ("周涛")
+        named = re.match(ZH_PERSON, role.group("role_zh") or "") or _WHOLE_ZH_NAME.fullmatch(role.group("role_zh") or "")
         if key == "who_zh" and named and _is_role(who) and not _is_role(text):
             # "DBA 是老周（周建国）": the role is said first, the person after 是
             text, who = who, _full_name(clause, role.start("role_zh") + named.end(), named.group(0))
         if not who or who.lower() in NOT_A_NAME or who.startswith(_PRONOUNS_ZH):
             return None
+        said = clause[: role.end(_role_group(role))]
         for pattern, entity, en, zh in ROLES:
-            if re.search(pattern, text, re.I):
+            # the role as said, also when a word before it was read as a filler ("项目经理是 Kevin": 项目 + 经理)
+            if re.search(pattern, text, re.I) or re.search(rf"(?:{pattern})\s*$", said, re.I):
                 return Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=clause,
                                   category_override="people", entity_override=entity,
                                   label_override=zh if contains_cjk(clause) else en)
@@ -91,6 +94,13 @@ def _people(clause: str) -> Statement | None:
                              category_override="people", entity_override=f"{_owner_area(area.group('area'))}_owner",
                              label_override=area.group("area"))
     return None
+
+
+_WHOLE_ZH_NAME = re.compile(r"[\u4e00-\u9fff]{2,3}")
+
+
+def _role_group(role: re.Match[str]) -> str:
+    return next((k for k in ("role", "role2", "role_zh", "role_zh2", "role_zh3") if role.group(k)), "role")
 
 
 _AREA_NOUNS = re.compile(

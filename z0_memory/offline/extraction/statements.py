@@ -9,6 +9,7 @@ from z0_memory.offline.extraction.binding import (
     COLON_VALUE,
     is_rejected,
     leading_name,
+    names_in_chinese,
     leading_new_name,
     open_values,
     unfiled_switch,
@@ -299,7 +300,7 @@ def _clause_mode(
     if COLON_VALUE.match(clause):
         return "decision", None, False  # "Sync engine: Yjs": a slot phrase, a colon and a name
     if _ZH_USE.match(clause) and (pairs_in(clause) or any(v.value[:1].isupper() or contains_cjk(v.value[:1])
-                                                          for v in open_values(clause))):
+                                                          or names_in_chinese(clause) for v in open_values(clause))):
         return "decision", None, False  # "缺陷管理用禅道", "用数据万象", "后端也用 NestJS": a Chinese "X 用 Y" names its choice
     if ctx.mode in ("decision", "fact", "preference", "hedge"):
         return ctx.mode, ctx.person, ctx.negative

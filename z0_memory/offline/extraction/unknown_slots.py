@@ -14,7 +14,7 @@ from z0_memory.schemas import normalize_segment
 from z0_memory.text import ENGLISH_STOPWORDS
 
 _CATEGORY_WORDS = (
-    ("database", re.compile(r"\b(?:store|storage|db|database|cache|index|warehouse|persistence)\b|存储|数据库|缓存|库", re.I)),
+    ("database", re.compile(r"\b(?:store|storage|db|database|cache|index|warehouse|persistence)\b|存储|数据库|缓存|(?<![A-Za-z ]|件)库", re.I)),
     ("tooling", re.compile(r"\b(?:tool|tooling|test|tests|testing|lint|linting|ci|build|builds|tracking|monitoring|"
                            r"logging|logs|tracker|docs|editor)\b|工具|测试|构建|监控|日志|追踪|管理", re.I)),
     ("process", re.compile(r"\b(?:deploy|deploys|deployment|hosting|release|releases|process|workflow|review)\b|"
@@ -70,7 +70,7 @@ def unknown_slot(text: str, value: str) -> tuple[str, str] | None:
         phrase = _TRAILING.sub("", _FILLER.sub("", phrase)).strip(" -")
         words = phrase.split()
         if not phrase or len(words) > 3 or (words and words[-1].lower() in ENGLISH_STOPWORDS) \
-                or phrase.lower() in _NOT_SLOTS:
+                or phrase.lower() in _NOT_SLOTS or _NOT_A_THING_ZH.search(phrase):
             continue
         entity = key_entity(phrase)
         if entity is None:
@@ -79,6 +79,9 @@ def unknown_slot(text: str, value: str) -> tuple[str, str] | None:
     return None
 
 
+# Chinese words that make a phrase a remark about someone rather than the name of a thing ("刘洋说他更喜欢",
+# "别再"): pronouns, saying and liking, negation
+_NOT_A_THING_ZH = re.compile(r"[我你他她它说别不没想]|喜欢|觉得|希望|要求|建议")
 _NOT_SLOTS = frozenset(
     "we i it this that they you he she everything all today now decision made decision update note reminder "
     "correction actually so ok yes no".split()

@@ -170,6 +170,8 @@ ROLES: tuple[tuple[str, str, str, str], ...] = (  # pattern, entity, English lab
     (r"on-call(?: engineer)?|on call|值班", "on_call", "on-call engineer", "值班工程师"),
     (r"release manager|发布负责人", "release_manager", "release manager", "发布负责人"),
     (r"\bdba\b|数据库管理员", "dba", "DBA", "数据库管理员"),
+    (r"\b(?:software |solutions? )?architect\b|架构师", "architect", "architect", "架构师"),
+    (r"project manager|项目经理", "project_manager", "project manager", "项目经理"),
 )
 
 
