@@ -68,3 +68,11 @@ def test_a_value_the_message_refuses_is_never_inferred() -> None:
     assert any(m.value == "Celery" for m in mentions(text))  # the last clause names it plainly
     values = [c.value for c in extract_candidates([TurnMessage("user", text)], project="ledgerly", acts=acts)]
     assert "Celery" not in values
+
+
+def test_an_assert_below_the_floor_is_read_as_none() -> None:
+    model = ActModel(np.eye(3), np.zeros(3), assert_floor=0.5)
+    # softmax of (1.0, 0.2, 0.9): assert is the argmax but only ~0.42 likely; of (3, 0, 0): ~0.91
+    assert model.read(np.array([[1.0, 0.2, 0.9], [3.0, 0.0, 0.0], [0.0, 2.0, 0.0]])) == ["none", "assert", "hedge"]
+    assert ActModel(np.eye(3), np.zeros(3)).read(np.array([[1.0, 0.2, 0.9]])) == ["assert"]
+    assert shipped_model().assert_floor == 0.0  # the shipped weights carry no floor: argmax, as fitted

@@ -43,7 +43,34 @@ def test_a_held_out_conversation_is_never_scored_by_a_model_that_saw_its_labels(
     assert (before[groups != "b"] != after[groups != "b"]).any()  # the others' models did see "b"
 
 
-def test_blind_files_are_refused(bench) -> None:
-    with pytest.raises(SystemExit) as refused:
-        bench.main(["bench/data/extraction_blind_2026-12-02a.jsonl"])
-    assert refused.value.code == 2
+def test_held_out_blind_files_are_refused_and_retired_ones_are_development_data(bench) -> None:
+    for held in ("bench/data/extraction_blind_2026-12-03g.jsonl", "bench/data/extraction_blind_2027-01-01z.jsonl"):
+        with pytest.raises(SystemExit) as refused:
+            bench.main([held])
+        assert refused.value.code == 2
+    files = bench.default_files()
+    assert not any(bench.held_out(f) for f in files)
+    assert {f.name for f in files} >= set(bench.RETIRED) and all(f.exists() for f in files)
+    assert set(bench.AUTHORS) == {f.name for f in files}  # every training file has an author to hold out
+
+
+def test_a_held_out_author_is_never_read_by_a_model_that_saw_any_of_their_files(bench) -> None:
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(90, 8))
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    y = rng.integers(0, 3, size=90)
+    authors = np.repeat(np.array(["a", "b", "c"]), 30)
+    before = bench.leave_one_batch_out(x, y, authors)
+    flipped = y.copy()
+    flipped[authors == "c"] = (flipped[authors == "c"] + 1) % 3
+    after = bench.leave_one_batch_out(x, flipped, authors)
+    assert np.allclose(before[authors == "c"], after[authors == "c"])
+    assert not np.allclose(before[authors != "c"], after[authors != "c"])
+
+
+def test_the_floor_reads_an_unsure_assert_as_none(bench) -> None:
+    probabilities = np.array([[0.45, 0.2, 0.35], [0.7, 0.1, 0.2], [0.2, 0.5, 0.3]])
+    assert bench._floored(probabilities, 0.5) == ["none", "assert", "hedge"]
+    assert bench._floored(probabilities, 0.0) == ["assert", "assert", "hedge"]
+    assert bench.f1_scores(["assert", "none", "hedge"], ["assert", "assert", "hedge"]) == pytest.approx(
+        {"assert": 2 / 3, "hedge": 1.0, "none": 0.0, "macro": (2 / 3 + 1.0) / 3})
