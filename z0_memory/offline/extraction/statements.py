@@ -64,9 +64,11 @@ from z0_memory.offline.extraction.model import (
     Mode,
     Statement,
 )
-from z0_memory.offline.extraction.markers import has_bound_pair, negated, nominal, pairs_before_negation
+from z0_memory.offline.extraction.markers import bare_refusal, has_bound_pair, negated, nominal, pairs_before_negation
 from z0_memory.offline.extraction.people import owners_listed, people_statement
 from z0_memory.offline.extraction.reasons import describes_only, explanation
+from z0_memory.offline.extraction.tentative import tentative_body
+from z0_memory.offline.extraction.comparisons import as_choice
 from z0_memory.offline.extraction.vocabulary import (
     Found,
     find_phrases,
@@ -83,7 +85,7 @@ def analyse_sentence(sentence: str, *, proposal: bool = False) -> tuple[list[Sta
     """Statements in one sentence, and whether the sentence is a bare acceptance: "strong" ("yes, let's do that",
     "that's right", "没错"), "weak" (a lone "ok" / "yes" / "对": enough to answer a yes/no question, not to adopt a
     pending idea), else None."""
-    sentence = topic_colon(sentence.strip())
+    sentence = as_choice(topic_colon(sentence.strip()))  # "Fastify > Koa for us" chooses Fastify, turns Koa down
     if not sentence or (is_chitchat(sentence) and not CONFIRM_PREFIX.match(sentence)):
         return [], None
     confirms = False
@@ -106,6 +108,9 @@ def _statements(sentence: str, *, confirms: bool, proposal: bool) -> list[Statem
     hedged = bool(HEDGE.search(sentence))
     if OPINION_QUESTION.search(sentence) and not proposal:
         return []
+    body = None if proposal else tentative_body(sentence)
+    if body is not None:  # "后端用 FastAPI，你觉得呢？", "Meilisearch for search?": a choice put as a question
+        return [_tentative(s) for s in _statements(body, confirms=False, proposal=False) if s.kind != "preference"]
     if is_question(sentence) and not proposal and (not hedged or (ALTERNATIVE.search(sentence)
                                                                    and len(find_values(sentence)) > 1)):
         return []  # a question, or an either-or one ("选 Go 还是 Kotlin 比较好？") that leans nowhere
@@ -118,6 +123,11 @@ def _statements(sentence: str, *, confirms: bool, proposal: bool) -> list[Statem
         more = _clause_statements(rest, hedged=hedged, confirms=confirms, proposal=proposal) if rest else []
         return [statement, *more]
     return _clause_statements(sentence, hedged=hedged, confirms=confirms, proposal=proposal)
+
+
+def _tentative(s: Statement) -> Statement:
+    s.hedged, s.confirms, s.confidence = True, False, min(s.confidence, CONF_HEDGE)
+    return s
 
 
 def _is_strong_acceptance(sentence: str, rest: str) -> bool:
@@ -201,7 +211,8 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
         ctx = ClauseContext(mode, person, negative)
         if mode == "skip":
             _attach_rejection(out, clause)
-            unread.append(clause)
+            if not bare_refusal(clause):  # "not Express" turns a rival down; it is no reason for the choice
+                unread.append(clause)
             continue
         if mode == "hedge" and out and _SAYING.search(clause) and not pairs_in(clause):
             continue  # "..., I think I told you already": about the conversation, not a hedge on the statement

@@ -1,0 +1,101 @@
+"""Issue 16, round 7 (speech acts and precision): choices put as questions are pending, comparisons that pick a side
+are choices, a reason in the next message reaches a choice the store holds even when the rules read none."""
+
+from __future__ import annotations
+
+import pytest
+
+from extraction_support import P, by_key, firm, run
+from z0_memory.offline.extractor import ExistingMemory, TurnMessage, extract_candidates
+
+
+# --- a choice put as a question is tentative ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, key, value", [
+    ("Valkey for the cache, what do you think?", f"{P}:database:cache", "Valkey"),
+    ("we'll put the jobs on RabbitMQ, thoughts?", f"{P}:stack:queue", "RabbitMQ"),
+    ("消息队列用 Pulsar，你觉得呢？", f"{P}:stack:queue", "Pulsar"),
+    ("缓存就用 Memcached 吧？", f"{P}:database:cache", "Memcached"),
+    ("Typesense for search?", f"{P}:database:search", "Typesense"),
+    ("open question: Algolia for search?", f"{P}:database:search", "Algolia"),
+    ("待定：队列用 NATS", f"{P}:stack:queue", "NATS"),
+])
+def test_a_choice_put_as_a_question_is_pending(text, key, value):
+    c = by_key(run(text))[key]
+    assert c.value == value and c.hedged and not firm(c)
+
+
+@pytest.mark.parametrize("first, then", [
+    ("We'll use Kafka for the queue.", "What do you think?"),
+    ("队列用 Kafka。", "你觉得呢？"),
+    ("Typesense for search?", "I guess"),
+])
+def test_a_request_for_an_opinion_hedges_the_sentence_before(first, then):
+    [c] = run(f"{first} {then}")
+    assert c.hedged and not firm(c)
+
+
+@pytest.mark.parametrize("text", [
+    "what are the rate limits on Upstash Redis?",
+    "Is Kafka what the other team uses?",
+    "缓存用 Redis 吗？",
+    "Redis or Memcached for the cache?",
+    "你觉得 Rust 怎么样？",
+])
+def test_a_real_question_still_states_nothing(text):
+    assert run(text) == []
+
+
+def test_a_firm_statement_stays_firm():
+    c = by_key(run("We use Valkey for the cache."))[f"{P}:database:cache"]
+    assert firm(c)
+
+
+# --- a comparison that picks a side is a choice ------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, value, rival", [
+    ("Hono > Express for this one. less ceremony", "Hono", "Express"),
+    ("after the spike: Fastify over Koa for us", "Fastify", "Koa"),
+    ("后端 Gin 比 Echo 更合适，中间件生态好", "Gin", "Echo"),
+])
+def test_a_comparison_that_picks_a_side_is_a_choice(text, value, rival):
+    c = by_key(run(text))[f"{P}:stack:backend_framework"]
+    assert c.value == value and firm(c) and rival not in (c.rationale or "")
+
+
+def test_the_reason_after_a_comparison_is_kept_without_the_rival():
+    c = by_key(run("Hono > Express for this one. less ceremony"))[f"{P}:stack:backend_framework"]
+    assert c.rationale == "less ceremony"
+
+
+@pytest.mark.parametrize("text", ["speed > features for the MVP", "I prefer RSpec over Minitest"])
+def test_a_comparison_of_no_two_choices_is_left_alone(text):
+    assert all(c.key != f"{P}:stack:backend_framework" for c in run(text))
+
+
+def test_a_bare_refusal_is_no_reason():
+    c = by_key(run("后端用 Gin，不用 Echo。"))[f"{P}:stack:backend_framework"]
+    assert c.value == "Gin" and not c.rationale
+
+
+# --- a reason in the next message reaches a choice the store holds ------------------------------------------------
+
+_HELD = (ExistingMemory(1, "demo project, backend framework: Carter", key=f"{P}:stack:backend_framework",
+                        value="Carter"),)
+
+
+@pytest.mark.parametrize("before, reason", [
+    ("tl;dr Carter for the service.", "reason: the routing is tiny and we need the DI container."),
+    ("Carter 定了。", "原因是路由很少，我们又需要 DI 容器。"),
+])
+def test_a_reason_in_the_next_message_reaches_a_held_choice_the_rules_did_not_read(before, reason):
+    out = extract_candidates([TurnMessage("user", reason, "u2")], project=P, existing=_HELD,
+                             earlier=[TurnMessage("user", before, "u1")])
+    c = by_key(out)[f"{P}:stack:backend_framework"]
+    assert c.value == "Carter" and c.rationale
+
+
+def test_a_question_that_names_a_held_choice_gets_no_reason():
+    out = extract_candidates([TurnMessage("user", "because we need the DI container.", "u2")], project=P,
+                             existing=_HELD, earlier=[TurnMessage("user", "how do I add auth to Carter?", "u1")])
+    assert all(not c.rationale for c in out)
