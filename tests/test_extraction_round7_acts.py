@@ -99,3 +99,34 @@ def test_a_question_that_names_a_held_choice_gets_no_reason():
     out = extract_candidates([TurnMessage("user", "because we need the DI container.", "u2")], project=P,
                              existing=_HELD, earlier=[TurnMessage("user", "how do I add auth to Carter?", "u1")])
     assert all(not c.rationale for c in out)
+
+
+# --- fewer tentative writes where nothing is tentative, fewer choices where none is made --------------------------
+
+@pytest.mark.parametrize("text, kept, dropped", [
+    ("后端 Go + Kratos。本来想试试 go-zero，但团队没人用过。", "Kratos", "go-zero"),
+    ("we were going to use MongoDB but the joins killed it, so Postgres for the db.", "Postgres", "MongoDB"),
+])
+def test_a_choice_given_up_is_not_proposed(text, kept, dropped):
+    values = {c.value for c in run(text)}
+    assert kept in values and dropped not in values
+
+
+@pytest.mark.parametrize("text, value", [
+    ("Frontend I'm torn between Svelte and Vue, probably Svelte.", "Svelte"),
+    ("前端在 Svelte 和 Vue 之间纠结，我倾向 Svelte。", "Svelte"),
+])
+def test_options_weighed_are_not_chosen(text, value):
+    [c] = [c for c in run(text) if c.key == f"{P}:stack:frontend_framework"]
+    assert c.value == value and c.hedged
+
+
+def test_a_remark_about_what_the_assistant_assumed_hedges_nothing():
+    c = by_key(run("CI is Drone here, not Jenkins, I think you assumed Jenkins earlier"))[f"{P}:tooling:ci"]
+    assert c.value == "Drone" and firm(c)
+
+
+def test_saying_again_is_no_hedge():
+    c = by_key(run("再说一下：后端是 Kratos，因为微服务工具链全。"))[f"{P}:stack:backend_framework"]
+    assert c.value == "Kratos" and firm(c)
+    assert all(not firm(c) for c in run("微信支付下个版本再说。"))  # "再说" alone still puts it off

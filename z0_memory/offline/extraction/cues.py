@@ -27,7 +27,7 @@ HEDGE = re.compile(
     r"i'?d (?:probably |personally |honestly )?(?:go with|pick|choose|use|lean|vote for|prefer)|"
     r"i would (?:probably |personally )?(?:go with|pick|choose|use|vote for))\b"
     r"|也许|或许|可能|说不定|试试|试一下|要不要|要不|考虑(?![到过])|不确定|不一定|是不是可以|能不能|看看|评估一下|怎么样|如何|"
-    r"行不行|好不好|倾向于?|待定|再看|还没想好|没想好|还没定|还没决定|先不定|再说吧?|还在纠结|拿不准"
+    r"行不行|好不好|倾向于?|待定|再看|还没想好|没想好|还没定|还没决定|先不定|再说(?!一下|一遍|一句|两句|下)吧?|还在纠结|拿不准"
     r"|\b(?:not (?:yet )?(?:sure|decided|settled)|haven'?t (?:yet )?decided|have not (?:yet )?decided|"
     r"still (?:deciding|undecided|figuring)|not (?:yet )?certain|up in the air|tbd|to be decided|likely|"
     r"potentially|provisionally|pencil(?:l?ed)? in|evaluating|exploring|looking (?:at|into)|on the table|"
@@ -174,6 +174,14 @@ NEGATIVE_EVAL = re.compile(
     r"|(?:是)?(?:另一个|别的|其他)(?:项目|团队|仓库|服务)|不够|不行|用不惯|用不来|不顺手|太(?!好|棒|赞|爽|强|香|多了?[，,。])[\u4e00-\u9fff]|太慢|太重|太贵|太复杂|不好用|不稳定|有问题|不支持|不靠谱|坑太多|扛不住|去掉|干掉|淘汰|下掉|弃用|不用了",
     re.I,
 )
+# A choice given up before it was made ("本来想试试 Quarkus，但团队没人用过", "we were going to use Mongo but ..."): the
+# name in its clause is turned down, not proposed
+ABANDONED = re.compile(
+    r"(?:本来|原本|原来|起初|一开始)(?:是)?(?:想|打算|计划|准备|考虑)|"
+    r"\b(?:was|were) (?:going|planning|gonna|about) to\b|\b(?:originally|initially|at first) (?:wanted|planned|thought|"
+    r"considered|went with)\b",
+    re.I,
+)
 # A reply that refuses what the assistant said or proposed: it confirms nothing.
 REJECTION = re.compile(
     r"^(?:no\b|nope|nah|not (?:that|really|quite|exactly)|actually,? no|wrong|incorrect|that'?s (?:wrong|not right)|"
@@ -190,7 +198,7 @@ YES_NO_START = re.compile(r"^(?:so,?\s+)?(?:do|does|did|is|are|was|were|will|wou
 WH_QUESTION = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b|什么|哪个|哪些|哪种|哪里|怎么|为什么|多少", re.I)
 ALTERNATIVE = re.compile(r"\bor\b|还是|或者|或是", re.I)
 # "Koa vs Midway", "Express 对比 Fastify": the choice being weighed, not a statement of either side
-VERSUS = re.compile(r"\b(?:vs\.?|versus)(?=\s)|(?<=\w)\s*(?:对比|\bVS\b)\s*(?=\w)", re.I)
+VERSUS = re.compile(r"\b(?:vs\.?|versus)(?=\s)|\b(?:torn|deciding|choosing|picking|undecided|split|weighing|hesitating) between\b|之间(?:选|做选择|纠结|犹豫|摇摆|权衡)|(?<=\w)\s*(?:对比|\bVS\b)\s*(?=\w)", re.I)
 DECISION = re.compile(
     r"\b(?:we(?:'ll| will| shall| are going to| 're going to)|let'?s|let us|going with|go with|we(?:'ve| have)? "
     r"decided|decided|decision|we chose|chose|we picked|picked|(?:we(?:'ve)? )?settled on|standardi[sz]e on|"

@@ -24,6 +24,7 @@ from z0_memory.offline.extraction.clauses import (
     topic_colon,
 )
 from z0_memory.offline.extraction.cues import (
+    ABANDONED,
     SO_BEFORE,
     ACCEPT_ONLY,
     ALTERNATIVE,
@@ -242,7 +243,7 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
 
 
 _ZH_USE = re.compile(r"^[\u4e00-\u9fff\w ]{0,12}?(?:用的是|采用|选用|用)")
-_SAYING = re.compile(r"\b(?:told|said|mentioned|wrote|asked)\b|说过|提过|讲过|告诉过", re.I)
+_SAYING = re.compile(r"\b(?:told|said|mentioned|wrote|asked|assumed|suggested|meant|misread|misunderstood)\b|说过|提过|讲过|告诉过", re.I)
 _PRONOUN = re.compile(r"^(?:and\s+|also\s+)?(?P<p>she|he)(?P<be>'s|\s+is)?\b", re.I)
 _NAME = re.compile(r"\b[A-Z][a-z]{2,20}(?:\s+[A-Z][a-z]{2,20})?\b")
 
@@ -294,7 +295,7 @@ def _clause_mode(
         return "preference", None, False
     if VERSUS.search(clause) and not DECISION.search(clause):
         return None, None, False  # "Koa vs Midway": what is being weighed, neither side chosen
-    if negated(clause) and not pairs_before_negation(clause):
+    if (negated(clause) and not pairs_before_negation(clause)) or ABANDONED.search(clause):
         return "skip", None, False
     bad = NEGATIVE_EVAL.search(clause)
     if bad and not (PREFERENCE.search(clause) or any(p.start >= bad.end() for p in pairs_in(clause))):
