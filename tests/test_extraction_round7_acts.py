@@ -130,3 +130,17 @@ def test_saying_again_is_no_hedge():
     c = by_key(run("再说一下：后端是 Kratos，因为微服务工具链全。"))[f"{P}:stack:backend_framework"]
     assert c.value == "Kratos" and firm(c)
     assert all(not firm(c) for c in run("微信支付下个版本再说。"))  # "再说" alone still puts it off
+
+
+@pytest.mark.parametrize("text, key", [
+    ("CI 用 Drone，公司统一的。", f"{P}:tooling:ci"),
+    ("Monitoring is Datadog, always has been.", f"{P}:tooling:monitoring"),
+])
+def test_a_convention_word_that_qualifies_a_choice_is_no_memory_apart(text, key):
+    out = run(text)
+    assert [c.key for c in out] == [key]
+
+
+def test_a_convention_of_its_own_beside_a_choice_is_kept():
+    out = run("We use Postgres, and all migrations are written by hand.")
+    assert {c.key for c in out} == {f"{P}:database:database", None}

@@ -7,7 +7,6 @@ from typing import Literal
 
 from z0_memory.offline.extraction.binding import (
     COLON_VALUE,
-    is_rejected,
     leading_name,
     leading_new_name,
     open_values,
@@ -46,7 +45,6 @@ from z0_memory.offline.extraction.cues import (
     PROPOSAL_MARK,
     ROLE_STATEMENT,
     SECRET_LIKE,
-    STRONG_DECISION,
     SWITCH,
     UNSURE,
     VERSUS,
@@ -56,22 +54,19 @@ from z0_memory.offline.extraction.model import (
     CONF_DECISION,
     CONF_FACT,
     CONF_HEDGE,
-    CONF_KEYLESS,
-    CONF_OTHER_PREFERENCE,
-    CONF_PREFERENCE,
     CONF_SWITCH,
     CONF_UNSURE,
     ClauseContext,
     Mode,
     Statement,
 )
+from z0_memory.offline.extraction.keyless import keyless, preference_statements, sentence_convention, substantive
 from z0_memory.offline.extraction.markers import bare_refusal, has_bound_pair, negated, nominal, pairs_before_negation
 from z0_memory.offline.extraction.people import owners_listed, people_statement
 from z0_memory.offline.extraction.reasons import describes_only, explanation
 from z0_memory.offline.extraction.tentative import tentative_body
 from z0_memory.offline.extraction.comparisons import as_choice
 from z0_memory.offline.extraction.vocabulary import (
-    Found,
     find_phrases,
     find_values,
     norm_value,
@@ -228,6 +223,10 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
                 s.weak = True
         if found and SO_BEFORE.search(body[: body.find(clause)]) and not leading and describes_only(out, found):
             leading = [*read, *unread]  # "Memcached keeps evicting our sessions, so we'll use Redis": the reason
+        if any(s.value for s in out) and not substantive(CONVENTION.sub(" ", clause)):
+            # "CI 用 Jenkins，公司统一的", "I like black's default, always have": the convention word qualifies the
+            # choice before it; a convention of its own says what it is about ("..., and all migrations are by hand")
+            found = [s for s in found if not sentence_convention(s, sentence)]
         read.append(clause)
         out.extend(found)
         unread = [] if found else [*unread, clause]
@@ -353,9 +352,9 @@ def _statements_for(
         return [people]
     pairs = pairs_in(clause)
     if mode == "preference":
-        return _preference_statements(clause, pairs, person, negative, keyless_ok=not inherited)
+        return preference_statements(clause, pairs, person, negative, keyless_ok=not inherited)
     if not pairs:
-        return _keyless(clause, mode, sentence)
+        return keyless(clause, mode, sentence)
     if ALTERNATIVE.search(clause) and len({p.value for p in pairs}) < len(find_values(clause)):
         return []  # "缓存用 Redis 或者 Memcached": two values of one slot, neither chosen
     if mode == "hedge" and not (HEDGE_PROPOSAL.search(clause) or has_bound_pair(clause) or open_values(clause)):
@@ -373,45 +372,3 @@ def _statements_for(
                    confirms=confirms and mode != "hedge")
         for p in pairs
     ]
-
-
-def _preference_statements(
-    clause: str, pairs: list[Found], person: str | None, negative: bool, *, keyless_ok: bool = True
-) -> list[Statement]:
-    conf = CONF_PREFERENCE if person in (None, "team") else CONF_OTHER_PREFERENCE
-    if pairs and not negative:
-        p = pairs[0]
-        return [Statement(kind="preference", slot=p.slot, value=p.value, confidence=conf, text=clause, person=person)]
-    if keyless_ok and _substantive(clause):
-        return [Statement(kind="preference", slot=None, value=None, confidence=conf, text=clause, person=person,
-                           negative=negative)]
-    return []
-
-
-def _substantive(clause: str) -> bool:
-    """Enough content to stand alone as a keyless memory: not "I like this idea"."""
-    terms = content_terms(clause) - {"idea", "prefer", "like", "rather", "think", "喜欢", "觉得"}
-    return len(terms) >= 2 and not re.search(r"\b(?:this|that|it|these|those)\b\s*[.!]?$", clause, re.I)
-
-
-_DECIDED_IT = re.compile(r"\bdecided (?:that|this|it|on (?:that|this|it))(?=\s*(?:[,.;!]|$|last|yesterday|earlier|already|"
-                         r"a while|together|before|after|back)\b|\s*[,.;!]|\s*$)|(?:这个|这事|这件事)(?:是)?(?:上周|之前|早就|已经)?"
-                         r"(?:就)?决定(?:好)?了", re.I)
-
-
-def _keyless(clause: str, mode: Mode, sentence: str) -> list[Statement]:
-    """A statement with no slot: strong decisions ("we decided ..."), a value no slot names bound by a decision verb
-    ("we'll use Zod for validation"; open vocabulary) and conventions ("we never ...")."""
-    if mode == "decision" and _DECIDED_IT.search(clause):
-        return []  # "Backend is FastAPI, we decided that last week": the clause before is the decision
-    if mode == "decision" and STRONG_DECISION.search(clause) and _substantive(clause):
-        return [Statement(kind="decision", slot=None, value=None, confidence=CONF_DECISION, text=sentence)]
-    named = [v for v in open_values(clause) if not is_rejected(clause, v)]
-    if named and mode in ("decision", "fact", "hedge") and (_substantive(clause) or mode == "decision"):
-        kind = "decision" if mode != "fact" or DECISION.search(clause) else "fact"
-        conf = {"hedge": CONF_HEDGE, "decision": CONF_DECISION}.get(mode, CONF_KEYLESS)
-        return [Statement(kind=kind, slot=None, value=named[0].value, confidence=conf, text=clause,
-                          hedged=mode == "hedge")]  # no slot yet: the conversation may name one
-    if mode == "fact" and CONVENTION.search(clause) and _substantive(clause) and not is_question(clause):
-        return [Statement(kind="fact", slot=None, value=None, confidence=CONF_KEYLESS, text=sentence)]
-    return []
