@@ -144,3 +144,21 @@ def test_a_convention_word_that_qualifies_a_choice_is_no_memory_apart(text, key)
 def test_a_convention_of_its_own_beside_a_choice_is_kept():
     out = run("We use Postgres, and all migrations are written by hand.")
     assert {c.key for c in out} == {f"{P}:database:database", None}
+
+
+# --- what a correction replaces, what another team uses, what a name is like: no statement ------------------------
+
+@pytest.mark.parametrize("text, kept, dropped", [
+    ("纠正一下，之前说缓存是 Memcached，其实线上是 Redis。", "Redis", "Memcached"),
+    ("I said Jenkins earlier, actually CI is Drone.", "Drone", "Jenkins"),
+    ("我说错了，CI 是 Drone，Jenkins 是隔壁项目组的。", "Drone", "Jenkins"),
+    ("we use Valkey for the cache, it's a drop-in for Redis", "Valkey", "Redis"),
+])
+def test_the_value_corrected_or_compared_to_is_not_stated(text, kept, dropped):
+    values = {c.value for c in run(text)}
+    assert kept in values and dropped not in values
+
+
+def test_a_restatement_is_still_read():
+    c = by_key(run("As I said before, the database is Postgres."))[f"{P}:database:database"]
+    assert c.value == "Postgres"

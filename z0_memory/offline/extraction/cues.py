@@ -171,7 +171,7 @@ NEGATIVE_EVAL = re.compile(
     r"drop(?:ping|ped)|remov(?:e|ing|ed)|get(?:ting)? rid of|phas(?:e|ing) out|retir(?:e|ing|ed)|mov(?:e|ing|ed) "
     r"(?:off|away from))\b"
     r"|\b(?:(?:is|was|that'?s) (?:for |from )?(?:a |an )?(?:different|another|other) (?:project|team|repo|app|service))\b"
-    r"|(?:是)?(?:另一个|别的|其他)(?:项目|团队|仓库|服务)|不够|不行|用不惯|用不来|不顺手|太(?!好|棒|赞|爽|强|香|多了?[，,。])[\u4e00-\u9fff]|太慢|太重|太贵|太复杂|不好用|不稳定|有问题|不支持|不靠谱|坑太多|扛不住|去掉|干掉|淘汰|下掉|弃用|不用了",
+    r"|(?:是)?(?:另一个|别的|其他|隔壁)(?:项目组?|团队|组|仓库|服务)|不够|不行|用不惯|用不来|不顺手|太(?!好|棒|赞|爽|强|香|多了?[，,。])[\u4e00-\u9fff]|太慢|太重|太贵|太复杂|不好用|不稳定|有问题|不支持|不靠谱|坑太多|扛不住|去掉|干掉|淘汰|下掉|弃用|不用了",
     re.I,
 )
 # A choice given up before it was made ("本来想试试 Quarkus，但团队没人用过", "we were going to use Mongo but ..."): the
@@ -182,6 +182,16 @@ ABANDONED = re.compile(
     r"considered|went with)\b",
     re.I,
 )
+# "之前说数据库是 MySQL 8，其实线上是 PolarDB", "I said Jenkins earlier, actually it's GitLab CI": what was said before a
+# correction is the old value, not a statement (CORRECTION must follow it in the sentence)
+SAID_BEFORE = re.compile(
+    r"(?:之前|以前|刚才|上次|前面|原来)(?:我)?(?:说|讲|写)(?:的|过)?|我说错了|说错了|"
+    r"\b(?:i|we) (?:said|told you|mentioned|wrote)\b.*\b(?:earlier|before|previously)\b|\b(?:earlier|previously) (?:i|we) (?:said|wrote)\b",
+    re.I,
+)
+CORRECTION = re.compile(r"其实|实际上|事实上|应该是|\b(?:actually|in fact|turns out|it'?s really|correction)\b", re.I)
+# "兼容 MySQL 的那个", "a drop-in for Redis": a name that describes another, not a choice of its own
+LIKENESS = re.compile(r"兼容|\b(?:compatible with|drop-in (?:replacement )?for|a (?:fork|clone) of|api-compatible)\b", re.I)
 # A reply that refuses what the assistant said or proposed: it confirms nothing.
 REJECTION = re.compile(
     r"^(?:no\b|nope|nah|not (?:that|really|quite|exactly)|actually,? no|wrong|incorrect|that'?s (?:wrong|not right)|"

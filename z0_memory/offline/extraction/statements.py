@@ -24,6 +24,9 @@ from z0_memory.offline.extraction.clauses import (
 )
 from z0_memory.offline.extraction.cues import (
     ABANDONED,
+    LIKENESS,
+    CORRECTION,
+    SAID_BEFORE,
     SO_BEFORE,
     ACCEPT_ONLY,
     ALTERNATIVE,
@@ -200,6 +203,8 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
             continue  # the secret's clause says nothing storable; the rest of the sentence still counts
         clause = resolve_pronoun(clause, body[: body.find(clause)])
         ctx_mode_before = ctx.mode
+        if SAID_BEFORE.search(clause) and CORRECTION.search(body[body.find(clause) + len(clause):]):
+            continue  # "之前说数据库是 MySQL 8，其实线上是 PolarDB": the old value, corrected after it
         mode, person, negative = _clause_mode(clause, ctx, hedged=hedged, confirms=confirms, proposal=proposal)
         if mode is None:
             unread.append(clause)
@@ -292,6 +297,9 @@ def _clause_mode(
         return "preference", _person(pref), bool(NEGATIVE_PREFERENCE.search(clause))
     if MY_PREFERENCE.search(clause):
         return "preference", None, False
+    like = LIKENESS.search(clause)
+    if like and not pairs_in(clause[: like.start()]):
+        return None, None, False  # "兼容 MySQL 的那个": a likeness, not a choice of MySQL
     if VERSUS.search(clause) and not DECISION.search(clause):
         return None, None, False  # "Koa vs Midway": what is being weighed, neither side chosen
     if (negated(clause) and not pairs_before_negation(clause)) or ABANDONED.search(clause):
