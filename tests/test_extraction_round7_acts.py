@@ -162,3 +162,15 @@ def test_the_value_corrected_or_compared_to_is_not_stated(text, kept, dropped):
 def test_a_restatement_is_still_read():
     c = by_key(run("As I said before, the database is Postgres."))[f"{P}:database:database"]
     assert c.value == "Postgres"
+
+
+@pytest.mark.parametrize("text", ["remember to always run the linter before you answer",
+                                  "please always check the types before you reply"])
+def test_a_standing_order_about_answering_is_an_instruction(text):
+    ignored = []
+    assert run(text, ignored=ignored) == [] and ignored
+
+
+def test_a_team_habit_with_before_is_still_a_convention():
+    [c] = run("We always run the linter before we merge.")
+    assert c.key is None and c.value is None

@@ -135,8 +135,8 @@ INSTRUCTION = re.compile(
     r"|^(?:please\s+|pls\s+)?(?:stop|quit|no more)\s+\w+ing\b.{0,80}?\b(?:you|your|reply|replies|answers?|responses?)\b"
     # a standing order about the assistant's own output, however polite: "please always use X in your examples",
     # "make sure you always ...", "default to X whenever you write tests for me", "记得每次都用 X 写示例"
-    r"|(?:^|[,，;；]\s*)(?:(?:please|pls|kindly|can you|could you|would you|make sure(?: that)?(?: you)?|remember to|be sure to|and)"
-    r"[,\s]+)*(?:always|never|only|consistently)\b.{0,60}?(?:\byour\b|\bfor me\b|\bwhen(?:ever)? you\b|"
+    r"|(?:^|[,，;；]\s*)(?:(?:please|pls|kindly|can you|could you|would you|make sure(?: that)?(?: you)?|remember to|be sure to|and|to)"
+    r"[,\s]+)*(?:always|never|only|consistently)\b.{0,60}?(?:\byour\b|\bfor me\b|\b(?:when(?:ever)?|before|after|once) you\b|"
     r"\b(?:show|give|write|generate|format)\s+(?:me\s+)?(?:the\s+|all\s+)?(?:code|examples?|snippets?|answers?))"
     r"|\b(?:whenever|every time|each time)\s+you\s+(?:write|show|give|generate|answer|reply|suggest|draft)\b"
     r"|(?:每次|以后|今后|往后|之后)(?:都|也)?(?:请|记得)?(?:都)?.{0,20}?(?:回答|回复|示例|例子|给我|你写|你给)",
