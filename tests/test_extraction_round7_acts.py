@@ -174,3 +174,20 @@ def test_a_standing_order_about_answering_is_an_instruction(text):
 def test_a_team_habit_with_before_is_still_a_convention():
     [c] = run("We always run the linter before we merge.")
     assert c.key is None and c.value is None
+
+
+# --- hedges in more wordings -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, key, value", [
+    ("We may adopt Pulsar as the message queue; this remains under discussion.", f"{P}:stack:queue", "Pulsar"),
+    ("Memcached for the cache, tbd.", f"{P}:database:cache", "Memcached"),
+])
+def test_may_and_under_discussion_hedge(text, key, value):
+    c = by_key(run(text))[key]
+    assert c.value == value and c.hedged
+
+
+def test_a_topic_that_leans_is_no_person_with_a_preference():
+    # "消息队列这块倾向于 Pulsar": the project leans (pending), no one's liking is stored
+    out = run("消息队列这块倾向于 Pulsar。")
+    assert all(not firm(c) for c in out) and all(":preference:" not in (c.key or "") for c in out)

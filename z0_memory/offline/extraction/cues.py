@@ -18,7 +18,7 @@ QUESTION_START = re.compile(
 )
 QUESTION_ZH = re.compile(r"(?:吗|呢|么)[？?。]?$|什么|哪个|哪些|哪种|哪里|怎么(?!样)|为什么|是不是|有没有|多少|^请问")
 HEDGE = re.compile(
-    r"\b(?:maybe|perhaps|possibly|might|could (?:try|use|go|consider|switch|move)|what about|how about|why not|"
+    r"\b(?:maybe|perhaps|possibly|might|could (?:try|use|go|consider|switch|move)|(?:we|i) may|may (?:use|adopt|go with|switch|move|try|end up)|what about|how about|why not|"
     r"not sure|unsure|i wonder|wondering|thinking (?:about|of)|consider(?:ing)?|should we|shall we|"
     r"i (?:think|guess|suppose) we (?:should|could)|we (?:should|could) (?:try|consider|look at|evaluate)|"
     r"worth (?:a )?(?:try|trying|looking)|probably|tentative(?:ly)?|undecided|for now maybe|i think|i guess|"
@@ -72,7 +72,7 @@ UNSURE = re.compile(r"\b(?:not sure|unsure|undecided)\b|不确定|不一定|待�
 UNDECIDED = re.compile(
     r"\b(?:(?:i'?m|we'?re|i am|we are)\s+)?(?:not (?:yet )?(?:sure|decided|settled|certain)|haven'?t (?:yet )?decided|"
     r"have not (?:yet )?decided|still (?:deciding|undecided))(?:\s+yet)?\b|\b(?:nothing(?:'s| is| has been) (?:decided|final|settled)"
-    r"(?: yet)?|not (?:final|set in stone|locked in|settled)(?: yet)?|still open|open question)\b|还没想好|没想好|还没定|还没决定|先不定|"
+    r"(?: yet)?|not (?:final|set in stone|locked in|settled)(?: yet)?|still open|open question|(?:still |remains |is )?(?:under|up for) (?:discussion|debate|review)|to be decided|tbd|haven'?t made up (?:my|our) minds?|(?:will|gonna|need to) think (?:about it|it over)|let me think)\b|还没想好|没想好|还没定|还没决定|先不定|"
     r"还不确定|不确定|不一定|还没(?:有)?(?:最终|完全|正式|真正)?(?:确定|定下来|决定|定|选|想好|拍板|敲定)|没(?:最终|正式)?确定|尚未(?:确定|决定)|未定",
     re.I,
 )

@@ -327,6 +327,9 @@ def _clause_mode(
     return None, None, False
 
 
+_TOPIC_END = re.compile(r"(?:这|那)?(?:块|边|里|方面|部分)$")
+
+
 def _person(match: re.Match[str]) -> str | None:
     who = (match.group("who") or match.group("who_zh") or "").strip()
     if who in ("I", "i", "我") or (who.startswith("我") and not who.startswith("我们")):
@@ -335,8 +338,8 @@ def _person(match: re.Match[str]) -> str | None:
         return None  # "部署我倾向于 ...": the topic, then the speaker
     if who.lower() in ("we", "我们", "everyone", "everybody", "the team", "大家", "团队") or who.endswith("我们"):
         return "team"
-    if who and any(p.start == 0 and p.end == len(who) for p in find_phrases(who)):
-        return "__invalid__"  # "ORM 倾向 TypeORM": a slot named as the topic, not a person
+    if who and (find_phrases(who) or _TOPIC_END.search(who)):
+        return "__invalid__"  # "ORM 倾向 TypeORM", "日志库倾向于 zap", "这块倾向 Consul": a topic, not a person
     if who in ("他", "她"):
         return "__invalid__"  # a pronoun the clause alone cannot resolve
     if who.lower() in NOT_A_NAME or re.search(r"[的了是在就都也还用说]", who):
