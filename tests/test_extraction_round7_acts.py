@@ -191,3 +191,12 @@ def test_a_topic_that_leans_is_no_person_with_a_preference():
     # "消息队列这块倾向于 Pulsar": the project leans (pending), no one's liking is stored
     out = run("消息队列这块倾向于 Pulsar。")
     assert all(not firm(c) for c in out) and all(":preference:" not in (c.key or "") for c in out)
+
+
+@pytest.mark.parametrize("text, kept, dropped", [
+    ("Hosting stays on Render, Heroku was way more expensive.", "Render", "Heroku"),
+    ("部署继续用 Render，Heroku 更贵。", "Render", "Heroku"),
+])
+def test_a_rival_judged_worse_is_not_chosen(text, kept, dropped):
+    values = {c.value for c in run(text)}
+    assert kept in values and dropped not in values

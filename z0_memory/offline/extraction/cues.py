@@ -167,11 +167,12 @@ NEGATIVE_EVAL = re.compile(
     r"(?:is|was|were|are|got|gets|getting) (?:really |way |super |pretty |kinda |too |so )?(?:slow|painful|flaky|buggy|"
     r"silly|insane|ridiculous|crazy|out of hand|too high|unusable|noisy|annoying|"
     r"expensive|unreliable|a pain|a nightmare|overkill|clunky|dead)|doesn'?t (?:scale|work|support|fit)|"
-    r"didn'?t (?:scale|work)|sucks?|not good enough|not enough|lacks?|missing|killing us|hate|ditch(?:ing|ed)?|"
+    r"didn'?t (?:scale|work)|(?:is|was|were|are|got|turned out|seemed|looked)(?: (?:much|way|even|a lot|far))? (?:worse|slower|pricier|costlier|"
+    r"more expensive|heavier|clunkier)|sucks?|not good enough|not enough|lacks?|missing|killing us|hate|ditch(?:ing|ed)?|"
     r"drop(?:ping|ped)|remov(?:e|ing|ed)|get(?:ting)? rid of|phas(?:e|ing) out|retir(?:e|ing|ed)|mov(?:e|ing|ed) "
     r"(?:off|away from))\b"
     r"|\b(?:(?:is|was|that'?s) (?:for |from )?(?:a |an )?(?:different|another|other) (?:project|team|repo|app|service))\b"
-    r"|(?:是)?(?:另一个|别的|其他|隔壁)(?:项目组?|团队|组|仓库|服务)|不够|不行|用不惯|用不来|不顺手|太(?!好|棒|赞|爽|强|香|多了?[，,。])[\u4e00-\u9fff]|太慢|太重|太贵|太复杂|不好用|不稳定|有问题|不支持|不靠谱|坑太多|扛不住|去掉|干掉|淘汰|下掉|弃用|不用了",
+    r"|(?:是)?(?:另一个|别的|其他|隔壁)(?:项目组?|团队|组|仓库|服务)|不够|不行|用不惯|用不来|不顺手|太(?!好|棒|赞|爽|强|香|多了?[，,。])[\u4e00-\u9fff]|太慢|太重|太贵|太复杂|更贵|更慢|更差|更重|不好用|不稳定|有问题|不支持|不靠谱|坑太多|扛不住|去掉|干掉|淘汰|下掉|弃用|不用了",
     re.I,
 )
 # A choice given up before it was made ("本来想试试 Quarkus，但团队没人用过", "we were going to use Mongo but ..."): the
