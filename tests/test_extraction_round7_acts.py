@@ -41,6 +41,9 @@ def test_a_request_for_an_opinion_hedges_the_sentence_before(first, then):
     "缓存用 Redis 吗？",
     "Redis or Memcached for the cache?",
     "你觉得 Rust 怎么样？",
+    "部署是用 Docker Swarm 对吧？",
+    "数据库我们用的是 CockroachDB 吧？",
+    "Postgres on Neon, right?",
 ])
 def test_a_real_question_still_states_nothing(text):
     assert run(text) == []
