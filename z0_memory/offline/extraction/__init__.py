@@ -14,6 +14,9 @@ no LLM is configured, and the baseline the LLM extractor is measured against. Mo
                 and its connector, names extended over versions and capitalised words
 ``markers``     clause tests the statement rules share (a nominal clause, a negation of its own, a bound pair)
 ``statements``  what each clause states, decided per clause; switches; preferences
+``keyless``     statements with no slot: keyless decisions and conventions, open-vocabulary values, preferences
+``tentative``   choices put as questions ("X，你觉得呢？", "Meilisearch for search?", "open question: X?"): pending
+``comparisons`` a comparison that picks a side ("Fastify > Koa for us", "Gin 比 Echo 更合适") read as a choice
 ``reasons``     where a choice's reason comes from beyond its clause: the next sentence (cued or not), a reason said
                 before it, the user's next message (``extract_candidates(earlier=...)``)
 ``hedges``      hedges from outside a clause: a sentence that only hedges, "not sure about it", tentative options

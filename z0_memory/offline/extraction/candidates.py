@@ -307,7 +307,13 @@ def _explained_before(earlier: Sequence[TurnMessage], existing: Sequence[Existin
     if last is None:
         return []
     said, _ = _analyse_message(last.text, [])
-    return reasons.held(reasons.explainable(said), existing, lambda s: key_for(s, project))
+    chosen = reasons.held(reasons.explainable(said), existing, lambda s: key_for(s, project))
+    if chosen:
+        return chosen
+    read = {key_for(s, project) for s in said} | {norm_value(s.value) for s in said if s.value}
+    # the rules read no choice there that the store holds: the held choices it names (their reason, if any, stays)
+    return [s for s in reasons.named_held(last.text, existing)
+            if key_for(s, project) not in read and norm_value(s.value) not in read]
 
 
 @dataclass

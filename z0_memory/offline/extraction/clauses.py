@@ -108,7 +108,12 @@ def topic_colon(sentence: str) -> str:
 _REFUSING_ASIDE = re.compile(r"\s*[（(]\s*((?:弃用|不用|不是|而非|放弃|(?i:not|no|instead of|rather than|over)\s)[^()（）]*)[)）]\s*[,，]?")
 
 
+# "torn between SvelteKit and Next.js": the two options are one clause (read as "A or B", weighed, neither chosen)
+_BETWEEN = re.compile(r"\b(between\s+[^,，.;；]+?)\s+and\s+", re.I)
+
+
 def split_clauses(sentence: str) -> list[str]:
+    sentence = _BETWEEN.sub(lambda m: f"{m.group(1)} or ", sentence)
     sentence = _REFUSING_ASIDE.sub(lambda m: f"，{m.group(1)}，" if contains_cjk(m.group(0)) else f", {m.group(1)}, ",
                                    sentence)
     return [c.strip() for c in _CLAUSE_SPLIT.split(sentence) if c and c.strip()]

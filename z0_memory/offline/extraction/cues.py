@@ -18,7 +18,7 @@ QUESTION_START = re.compile(
 )
 QUESTION_ZH = re.compile(r"(?:吗|呢|么)[？?。]?$|什么|哪个|哪些|哪种|哪里|怎么(?!样)|为什么|是不是|有没有|多少|^请问")
 HEDGE = re.compile(
-    r"\b(?:maybe|perhaps|possibly|might|could (?:try|use|go|consider|switch|move)|what about|how about|why not|"
+    r"\b(?:maybe|perhaps|possibly|might|could (?:try|use|go|consider|switch|move)|(?:we|i) may|may (?:use|adopt|go with|switch|move|try|end up)|what about|how about|why not|"
     r"not sure|unsure|i wonder|wondering|thinking (?:about|of)|consider(?:ing)?|should we|shall we|"
     r"i (?:think|guess|suppose) we (?:should|could)|we (?:should|could) (?:try|consider|look at|evaluate)|"
     r"worth (?:a )?(?:try|trying|looking)|probably|tentative(?:ly)?|undecided|for now maybe|i think|i guess|"
@@ -27,7 +27,7 @@ HEDGE = re.compile(
     r"i'?d (?:probably |personally |honestly )?(?:go with|pick|choose|use|lean|vote for|prefer)|"
     r"i would (?:probably |personally )?(?:go with|pick|choose|use|vote for))\b"
     r"|也许|或许|可能|说不定|试试|试一下|要不要|要不|考虑(?![到过])|不确定|不一定|是不是可以|能不能|看看|评估一下|怎么样|如何|"
-    r"行不行|好不好|倾向于?|待定|再看|还没想好|没想好|还没定|还没决定|先不定|再说吧?|还在纠结|拿不准"
+    r"行不行|好不好|倾向于?|待定|再看|还没想好|没想好|还没定|还没决定|先不定|再说(?!一下|一遍|一句|两句|下)吧?|还在纠结|拿不准"
     r"|\b(?:not (?:yet )?(?:sure|decided|settled)|haven'?t (?:yet )?decided|have not (?:yet )?decided|"
     r"still (?:deciding|undecided|figuring)|not (?:yet )?certain|up in the air|tbd|to be decided|likely|"
     r"potentially|provisionally|pencil(?:l?ed)? in|evaluating|exploring|looking (?:at|into)|on the table|"
@@ -72,7 +72,7 @@ UNSURE = re.compile(r"\b(?:not sure|unsure|undecided)\b|不确定|不一定|待�
 UNDECIDED = re.compile(
     r"\b(?:(?:i'?m|we'?re|i am|we are)\s+)?(?:not (?:yet )?(?:sure|decided|settled|certain)|haven'?t (?:yet )?decided|"
     r"have not (?:yet )?decided|still (?:deciding|undecided))(?:\s+yet)?\b|\b(?:nothing(?:'s| is| has been) (?:decided|final|settled)"
-    r"(?: yet)?|not (?:final|set in stone|locked in|settled)(?: yet)?|still open|open question)\b|还没想好|没想好|还没定|还没决定|先不定|"
+    r"(?: yet)?|not (?:final|set in stone|locked in|settled)(?: yet)?|still open|open question|(?:still |remains |is )?(?:under|up for) (?:discussion|debate|review)|to be decided|tbd|haven'?t made up (?:my|our) minds?|(?:will|gonna|need to) think (?:about it|it over)|let me think)\b|还没想好|没想好|还没定|还没决定|先不定|"
     r"还不确定|不确定|不一定|还没(?:有)?(?:最终|完全|正式|真正)?(?:确定|定下来|决定|定|选|想好|拍板|敲定)|没(?:最终|正式)?确定|尚未(?:确定|决定)|未定",
     re.I,
 )
@@ -135,8 +135,8 @@ INSTRUCTION = re.compile(
     r"|^(?:please\s+|pls\s+)?(?:stop|quit|no more)\s+\w+ing\b.{0,80}?\b(?:you|your|reply|replies|answers?|responses?)\b"
     # a standing order about the assistant's own output, however polite: "please always use X in your examples",
     # "make sure you always ...", "default to X whenever you write tests for me", "记得每次都用 X 写示例"
-    r"|(?:^|[,，;；]\s*)(?:(?:please|pls|kindly|can you|could you|would you|make sure(?: that)?(?: you)?|remember to|be sure to|and)"
-    r"[,\s]+)*(?:always|never|only|consistently)\b.{0,60}?(?:\byour\b|\bfor me\b|\bwhen(?:ever)? you\b|"
+    r"|(?:^|[,，;；]\s*)(?:(?:please|pls|kindly|can you|could you|would you|make sure(?: that)?(?: you)?|remember to|be sure to|and|to)"
+    r"[,\s]+)*(?:always|never|only|consistently)\b.{0,60}?(?:\byour\b|\bfor me\b|\b(?:when(?:ever)?|before|after|once) you\b|"
     r"\b(?:show|give|write|generate|format)\s+(?:me\s+)?(?:the\s+|all\s+)?(?:code|examples?|snippets?|answers?))"
     r"|\b(?:whenever|every time|each time)\s+you\s+(?:write|show|give|generate|answer|reply|suggest|draft)\b"
     r"|(?:每次|以后|今后|往后|之后)(?:都|也)?(?:请|记得)?(?:都)?.{0,20}?(?:回答|回复|示例|例子|给我|你写|你给)",
@@ -167,13 +167,32 @@ NEGATIVE_EVAL = re.compile(
     r"(?:is|was|were|are|got|gets|getting) (?:really |way |super |pretty |kinda |too |so )?(?:slow|painful|flaky|buggy|"
     r"silly|insane|ridiculous|crazy|out of hand|too high|unusable|noisy|annoying|"
     r"expensive|unreliable|a pain|a nightmare|overkill|clunky|dead)|doesn'?t (?:scale|work|support|fit)|"
-    r"didn'?t (?:scale|work)|sucks?|not good enough|not enough|lacks?|missing|killing us|hate|ditch(?:ing|ed)?|"
+    r"didn'?t (?:scale|work)|(?:is|was|were|are|got|turned out|seemed|looked)(?: (?:much|way|even|a lot|far))? (?:worse|slower|pricier|costlier|"
+    r"more expensive|heavier|clunkier)|sucks?|not good enough|not enough|lacks?|missing|killing us|hate|ditch(?:ing|ed)?|"
     r"drop(?:ping|ped)|remov(?:e|ing|ed)|get(?:ting)? rid of|phas(?:e|ing) out|retir(?:e|ing|ed)|mov(?:e|ing|ed) "
     r"(?:off|away from))\b"
     r"|\b(?:(?:is|was|that'?s) (?:for |from )?(?:a |an )?(?:different|another|other) (?:project|team|repo|app|service))\b"
-    r"|(?:是)?(?:另一个|别的|其他)(?:项目|团队|仓库|服务)|不够|不行|用不惯|用不来|不顺手|太(?!好|棒|赞|爽|强|香|多了?[，,。])[\u4e00-\u9fff]|太慢|太重|太贵|太复杂|不好用|不稳定|有问题|不支持|不靠谱|坑太多|扛不住|去掉|干掉|淘汰|下掉|弃用|不用了",
+    r"|(?:是)?(?:另一个|别的|其他|隔壁)(?:项目组?|团队|组|仓库|服务)|不够|不行|用不惯|用不来|不顺手|太(?!好|棒|赞|爽|强|香|多了?[，,。])[\u4e00-\u9fff]|太慢|太重|太贵|太复杂|更贵|更慢|更差|更重|不好用|不稳定|有问题|不支持|不靠谱|坑太多|扛不住|去掉|干掉|淘汰|下掉|弃用|不用了",
     re.I,
 )
+# A choice given up before it was made ("本来想试试 Quarkus，但团队没人用过", "we were going to use Mongo but ..."): the
+# name in its clause is turned down, not proposed
+ABANDONED = re.compile(
+    r"(?:本来|原本|原来|起初|一开始)(?:是)?(?:想|打算|计划|准备|考虑)|"
+    r"\b(?:was|were) (?:going|planning|gonna|about) to\b|\b(?:originally|initially|at first) (?:wanted|planned|thought|"
+    r"considered|went with)\b",
+    re.I,
+)
+# "之前说数据库是 MySQL 8，其实线上是 PolarDB", "I said Jenkins earlier, actually it's GitLab CI": what was said before a
+# correction is the old value, not a statement (CORRECTION must follow it in the sentence)
+SAID_BEFORE = re.compile(
+    r"(?:之前|以前|刚才|上次|前面|原来)(?:我)?(?:说|讲|写)(?:的|过)?|我说错了|说错了|"
+    r"\b(?:i|we) (?:said|told you|mentioned|wrote)\b.*\b(?:earlier|before|previously)\b|\b(?:earlier|previously) (?:i|we) (?:said|wrote)\b",
+    re.I,
+)
+CORRECTION = re.compile(r"其实|实际上|事实上|应该是|\b(?:actually|in fact|turns out|it'?s really|correction)\b", re.I)
+# "兼容 MySQL 的那个", "a drop-in for Redis": a name that describes another, not a choice of its own
+LIKENESS = re.compile(r"兼容|\b(?:compatible with|drop-in (?:replacement )?for|a (?:fork|clone) of|api-compatible)\b", re.I)
 # A reply that refuses what the assistant said or proposed: it confirms nothing.
 REJECTION = re.compile(
     r"^(?:no\b|nope|nah|not (?:that|really|quite|exactly)|actually,? no|wrong|incorrect|that'?s (?:wrong|not right)|"
@@ -190,7 +209,7 @@ YES_NO_START = re.compile(r"^(?:so,?\s+)?(?:do|does|did|is|are|was|were|will|wou
 WH_QUESTION = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b|什么|哪个|哪些|哪种|哪里|怎么|为什么|多少", re.I)
 ALTERNATIVE = re.compile(r"\bor\b|还是|或者|或是", re.I)
 # "Koa vs Midway", "Express 对比 Fastify": the choice being weighed, not a statement of either side
-VERSUS = re.compile(r"\b(?:vs\.?|versus)(?=\s)|(?<=\w)\s*(?:对比|\bVS\b)\s*(?=\w)", re.I)
+VERSUS = re.compile(r"\b(?:vs\.?|versus)(?=\s)|\b(?:torn|deciding|choosing|picking|undecided|split|weighing|hesitating) between\b|之间(?:选|做选择|纠结|犹豫|摇摆|权衡)|(?<=\w)\s*(?:对比|\bVS\b)\s*(?=\w)", re.I)
 DECISION = re.compile(
     r"\b(?:we(?:'ll| will| shall| are going to| 're going to)|let'?s|let us|going with|go with|we(?:'ve| have)? "
     r"decided|decided|decision|we chose|chose|we picked|picked|(?:we(?:'ve)? )?settled on|standardi[sz]e on|"

@@ -10,6 +10,7 @@ from z0_memory.offline.extraction.binding import open_values
 from z0_memory.offline.extraction.cues import HEDGE, UNDECIDED, UNSURE
 from z0_memory.offline.extraction.model import CONF_HEDGE, CONF_UNSURE, Statement
 from z0_memory.offline.extraction.statements import analyse_sentence
+from z0_memory.offline.extraction.tentative import OPINION_ONLY
 from z0_memory.offline.extraction.vocabulary import find_values, norm_value
 
 
@@ -29,7 +30,10 @@ def alternatives(found: list[Statement]) -> list[Statement]:
 
 
 def bare_hedge(sentence: str) -> bool:
-    """A sentence that only hedges ("Not final though.", "不过还没最终定。"): a hedge cue and no value of its own."""
+    """A sentence that only hedges ("Not final though.", "不过还没最终定。", "What do you think?", "你觉得呢？"): a hedge cue
+    or a request for the assistant's opinion, and no value of its own."""
+    if OPINION_ONLY.match(sentence):
+        return True
     approving = re.search(r"\b(?:right|good|great|better|best|sense|fits?|correct)\b|好|对|合适|不错|没错", sentence, re.I)
     cue = UNDECIDED.search(sentence) or (None if approving else HEDGE.search(sentence))
     if cue is None or find_values(sentence) or open_values(sentence):

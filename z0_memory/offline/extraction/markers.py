@@ -58,3 +58,18 @@ def has_bound_pair(clause: str) -> bool:
     values = find_values(clause)
     phrases = find_phrases(clause)
     return any(p.value for p in bound_pairs(clause, values, phrases))
+
+
+_REFUSAL_WORDS = re.compile(r"\b(?:not|no|never|instead of|rather than|over|than|the)\b|不用|不要|不选|不是|而非|而不是|弃用|放弃|别用",
+                            re.I)
+
+
+def bare_refusal(clause: str) -> bool:
+    """"not Express", "不用 Django": a clause that only turns a name down; it explains nothing ("beego 太重了" does)."""
+    if not negated(clause):
+        return False
+    rest = clause
+    for v in [*find_values(clause), *open_values(clause)]:
+        rest = rest.replace(v.value, " ")
+    rest = _REFUSAL_WORDS.sub(" ", rest)
+    return not re.findall(r"[A-Za-z][\w.+#-]*|[\u3400-\u9fff]", rest)

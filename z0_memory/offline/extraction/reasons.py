@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from z0_memory.offline.extraction.clauses import content_terms, is_chitchat, is_question
+from z0_memory.offline.extraction.clauses import content_terms, is_chitchat, is_question, split_sentences
 from z0_memory.offline.extraction.cues import (
     ACCEPT_ONLY,
     CLAUSE_REASON,
@@ -30,8 +30,8 @@ from z0_memory.offline.extraction.cues import (
     TASK_REQUEST,
     UNDECIDED,
 )
-from z0_memory.offline.extraction.model import ExistingMemory, Statement
-from z0_memory.offline.extraction.vocabulary import find_values, norm_value, term_pattern
+from z0_memory.offline.extraction.model import CONF_DECISION, ExistingMemory, Statement
+from z0_memory.offline.extraction.vocabulary import SLOTS, find_values, norm_value, term_pattern
 
 # Words that only turn an alternative down ("Flask is out", "Rocket 出局了"): a rejection, not a reason
 _TURNED_DOWN = re.compile(r"\b(?:out|gone|dropped|rejected|ruled out|off the table|no more|not chosen|runner-up|"
@@ -90,8 +90,8 @@ def restates(found: Sequence[Statement], chosen: Sequence[Statement]) -> bool:
 
 def explainable(statements: Sequence[Statement]) -> list[Statement]:
     """The firm choices a reason may be given to: keyed, not hedged, no reason yet."""
-    return [s for s in statements if s.slot is not None and s.value and not s.hedged and s.kind != "preference"
-            and not s.rationale]
+    return [s for s in statements if (s.slot is not None or s.entity_override) and s.value and not s.hedged
+            and s.kind != "preference" and s.category_override not in ("people", "preference") and not s.rationale]
 
 
 def give(statements: Sequence[Statement], why: str) -> bool:
@@ -106,6 +106,29 @@ def held(statements: Sequence[Statement], existing: Sequence[ExistingMemory], ke
     explain."""
     current = {(m.key, norm_value(m.value)) for m in existing if m.key and m.value and not m.pending}
     return [s for s in statements if (key_of(s), norm_value(s.value)) in current]
+
+
+# Keys whose facts are no choice a reason could explain
+_NOT_CHOICES = ("people", "preference")
+
+
+def named_held(text: str, existing: Sequence[ExistingMemory]) -> list[Statement]:
+    """The current choices the store holds whose value a message names in a sentence that is no question: what a
+    next message may explain when the rules read no choice in that message (it was stored by another reading, e.g.
+    the learned speech acts, or in words the rules do not know)."""
+    out: list[Statement] = []
+    for m in existing:
+        parts = (m.key or "").split(":")
+        if m.pending or not m.value or len(parts) != 3 or parts[1] in _NOT_CHOICES:
+            continue
+        said = next((s for s in split_sentences(text) if re.search(term_pattern(m.value), s, re.I)
+                     and not is_question(s)), None)
+        if said is None:
+            continue
+        slot = next((sl for sl in SLOTS if (sl.category, sl.entity) == (parts[1], parts[2])), None)
+        out.append(Statement(kind="decision", slot=slot, value=m.value, confidence=CONF_DECISION, text=said.strip(),
+                             category_override=None if slot else parts[1], entity_override=None if slot else parts[2]))
+    return out
 
 
 def describes_only(before: list[Statement], decided: list[Statement]) -> bool:

@@ -7,7 +7,6 @@ from typing import Literal
 
 from z0_memory.offline.extraction.binding import (
     COLON_VALUE,
-    is_rejected,
     leading_name,
     names_in_chinese,
     leading_new_name,
@@ -25,6 +24,10 @@ from z0_memory.offline.extraction.clauses import (
     topic_colon,
 )
 from z0_memory.offline.extraction.cues import (
+    ABANDONED,
+    LIKENESS,
+    CORRECTION,
+    SAID_BEFORE,
     SO_BEFORE,
     ACCEPT_ONLY,
     ALTERNATIVE,
@@ -46,7 +49,6 @@ from z0_memory.offline.extraction.cues import (
     PROPOSAL_MARK,
     ROLE_STATEMENT,
     SECRET_LIKE,
-    STRONG_DECISION,
     SWITCH,
     UNSURE,
     VERSUS,
@@ -56,20 +58,19 @@ from z0_memory.offline.extraction.model import (
     CONF_DECISION,
     CONF_FACT,
     CONF_HEDGE,
-    CONF_KEYLESS,
-    CONF_OTHER_PREFERENCE,
-    CONF_PREFERENCE,
     CONF_SWITCH,
     CONF_UNSURE,
     ClauseContext,
     Mode,
     Statement,
 )
-from z0_memory.offline.extraction.markers import has_bound_pair, negated, nominal, pairs_before_negation
+from z0_memory.offline.extraction.keyless import keyless, preference_statements, sentence_convention, substantive
+from z0_memory.offline.extraction.markers import bare_refusal, has_bound_pair, negated, nominal, pairs_before_negation
 from z0_memory.offline.extraction.people import owners_listed, people_statement
 from z0_memory.offline.extraction.reasons import describes_only, explanation
+from z0_memory.offline.extraction.tentative import tentative_body
+from z0_memory.offline.extraction.comparisons import as_choice
 from z0_memory.offline.extraction.vocabulary import (
-    Found,
     find_phrases,
     find_values,
     norm_value,
@@ -84,7 +85,7 @@ def analyse_sentence(sentence: str, *, proposal: bool = False) -> tuple[list[Sta
     """Statements in one sentence, and whether the sentence is a bare acceptance: "strong" ("yes, let's do that",
     "that's right", "没错"), "weak" (a lone "ok" / "yes" / "对": enough to answer a yes/no question, not to adopt a
     pending idea), else None."""
-    sentence = topic_colon(sentence.strip())
+    sentence = as_choice(topic_colon(sentence.strip()))  # "Fastify > Koa for us" chooses Fastify, turns Koa down
     if not sentence or (is_chitchat(sentence) and not CONFIRM_PREFIX.match(sentence)):
         return [], None
     confirms = False
@@ -107,6 +108,9 @@ def _statements(sentence: str, *, confirms: bool, proposal: bool) -> list[Statem
     hedged = bool(HEDGE.search(sentence))
     if OPINION_QUESTION.search(sentence) and not proposal:
         return []
+    body = None if proposal else tentative_body(sentence)
+    if body is not None:  # "后端用 FastAPI，你觉得呢？", "Meilisearch for search?": a choice put as a question
+        return [_tentative(s) for s in _statements(body, confirms=False, proposal=False) if s.kind != "preference"]
     if is_question(sentence) and not proposal and (not hedged or (ALTERNATIVE.search(sentence)
                                                                    and len(find_values(sentence)) > 1)):
         return []  # a question, or an either-or one ("选 Go 还是 Kotlin 比较好？") that leans nowhere
@@ -119,6 +123,11 @@ def _statements(sentence: str, *, confirms: bool, proposal: bool) -> list[Statem
         more = _clause_statements(rest, hedged=hedged, confirms=confirms, proposal=proposal) if rest else []
         return [statement, *more]
     return _clause_statements(sentence, hedged=hedged, confirms=confirms, proposal=proposal)
+
+
+def _tentative(s: Statement) -> Statement:
+    s.hedged, s.confirms, s.confidence = True, False, min(s.confidence, CONF_HEDGE)
+    return s
 
 
 def _is_strong_acceptance(sentence: str, rest: str) -> bool:
@@ -195,6 +204,8 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
             continue  # the secret's clause says nothing storable; the rest of the sentence still counts
         clause = resolve_pronoun(clause, body[: body.find(clause)])
         ctx_mode_before = ctx.mode
+        if SAID_BEFORE.search(clause) and CORRECTION.search(body[body.find(clause) + len(clause):]):
+            continue  # "之前说数据库是 MySQL 8，其实线上是 PolarDB": the old value, corrected after it
         mode, person, negative = _clause_mode(clause, ctx, hedged=hedged, confirms=confirms, proposal=proposal)
         if mode is None:
             unread.append(clause)
@@ -202,7 +213,8 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
         ctx = ClauseContext(mode, person, negative)
         if mode == "skip":
             _attach_rejection(out, clause)
-            unread.append(clause)
+            if not bare_refusal(clause):  # "not Express" turns a rival down; it is no reason for the choice
+                unread.append(clause)
             continue
         if mode == "hedge" and out and _SAYING.search(clause) and not pairs_in(clause):
             continue  # "..., I think I told you already": about the conversation, not a hedge on the statement
@@ -217,6 +229,10 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
                 s.weak = True
         if found and SO_BEFORE.search(body[: body.find(clause)]) and not leading and describes_only(out, found):
             leading = [*read, *unread]  # "Memcached keeps evicting our sessions, so we'll use Redis": the reason
+        if any(s.value for s in out) and not substantive(CONVENTION.sub(" ", clause)):
+            # "CI 用 Jenkins，公司统一的", "I like black's default, always have": the convention word qualifies the
+            # choice before it; a convention of its own says what it is about ("..., and all migrations are by hand")
+            found = [s for s in found if not sentence_convention(s, sentence)]
         read.append(clause)
         out.extend(found)
         unread = [] if found else [*unread, clause]
@@ -232,7 +248,7 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
 
 
 _ZH_USE = re.compile(r"^[\u4e00-\u9fff\w ]{0,12}?(?:用的是|采用|选用|用)")
-_SAYING = re.compile(r"\b(?:told|said|mentioned|wrote|asked)\b|说过|提过|讲过|告诉过", re.I)
+_SAYING = re.compile(r"\b(?:told|said|mentioned|wrote|asked|assumed|suggested|meant|misread|misunderstood)\b|说过|提过|讲过|告诉过", re.I)
 _PRONOUN = re.compile(r"^(?:and\s+|also\s+)?(?P<p>she|he)(?P<be>'s|\s+is)?\b", re.I)
 _NAME = re.compile(r"\b[A-Z][a-z]{2,20}(?:\s+[A-Z][a-z]{2,20})?\b")
 
@@ -282,9 +298,12 @@ def _clause_mode(
         return "preference", _person(pref), bool(NEGATIVE_PREFERENCE.search(clause))
     if MY_PREFERENCE.search(clause):
         return "preference", None, False
+    like = LIKENESS.search(clause)
+    if like and not pairs_in(clause[: like.start()]):
+        return None, None, False  # "兼容 MySQL 的那个": a likeness, not a choice of MySQL
     if VERSUS.search(clause) and not DECISION.search(clause):
         return None, None, False  # "Koa vs Midway": what is being weighed, neither side chosen
-    if negated(clause) and not pairs_before_negation(clause):
+    if (negated(clause) and not pairs_before_negation(clause)) or ABANDONED.search(clause):
         return "skip", None, False
     bad = NEGATIVE_EVAL.search(clause)
     if bad and not (PREFERENCE.search(clause) or any(p.start >= bad.end() for p in pairs_in(clause))):
@@ -309,6 +328,9 @@ def _clause_mode(
     return None, None, False
 
 
+_TOPIC_END = re.compile(r"(?:这|那)?(?:块|边|里|方面|部分)$")
+
+
 def _person(match: re.Match[str]) -> str | None:
     who = (match.group("who") or match.group("who_zh") or "").strip()
     if who in ("I", "i", "我") or (who.startswith("我") and not who.startswith("我们")):
@@ -317,8 +339,8 @@ def _person(match: re.Match[str]) -> str | None:
         return None  # "部署我倾向于 ...": the topic, then the speaker
     if who.lower() in ("we", "我们", "everyone", "everybody", "the team", "大家", "团队") or who.endswith("我们"):
         return "team"
-    if who and any(p.start == 0 and p.end == len(who) for p in find_phrases(who)):
-        return "__invalid__"  # "ORM 倾向 TypeORM": a slot named as the topic, not a person
+    if who and (find_phrases(who) or _TOPIC_END.search(who)):
+        return "__invalid__"  # "ORM 倾向 TypeORM", "日志库倾向于 zap", "这块倾向 Consul": a topic, not a person
     if who in ("他", "她"):
         return "__invalid__"  # a pronoun the clause alone cannot resolve
     if who.lower() in NOT_A_NAME or re.search(r"[的了是在就都也还用说]", who):
@@ -342,9 +364,9 @@ def _statements_for(
         return [people]
     pairs = pairs_in(clause)
     if mode == "preference":
-        return _preference_statements(clause, pairs, person, negative, keyless_ok=not inherited)
+        return preference_statements(clause, pairs, person, negative, keyless_ok=not inherited)
     if not pairs:
-        return _keyless(clause, mode, sentence)
+        return keyless(clause, mode, sentence)
     if ALTERNATIVE.search(clause) and len({p.value for p in pairs}) < len(find_values(clause)):
         return []  # "缓存用 Redis 或者 Memcached": two values of one slot, neither chosen
     if mode == "hedge" and not (HEDGE_PROPOSAL.search(clause) or has_bound_pair(clause) or open_values(clause)):
@@ -362,45 +384,3 @@ def _statements_for(
                    confirms=confirms and mode != "hedge")
         for p in pairs
     ]
-
-
-def _preference_statements(
-    clause: str, pairs: list[Found], person: str | None, negative: bool, *, keyless_ok: bool = True
-) -> list[Statement]:
-    conf = CONF_PREFERENCE if person in (None, "team") else CONF_OTHER_PREFERENCE
-    if pairs and not negative:
-        p = pairs[0]
-        return [Statement(kind="preference", slot=p.slot, value=p.value, confidence=conf, text=clause, person=person)]
-    if keyless_ok and _substantive(clause):
-        return [Statement(kind="preference", slot=None, value=None, confidence=conf, text=clause, person=person,
-                           negative=negative)]
-    return []
-
-
-def _substantive(clause: str) -> bool:
-    """Enough content to stand alone as a keyless memory: not "I like this idea"."""
-    terms = content_terms(clause) - {"idea", "prefer", "like", "rather", "think", "喜欢", "觉得"}
-    return len(terms) >= 2 and not re.search(r"\b(?:this|that|it|these|those)\b\s*[.!]?$", clause, re.I)
-
-
-_DECIDED_IT = re.compile(r"\bdecided (?:that|this|it|on (?:that|this|it))(?=\s*(?:[,.;!]|$|last|yesterday|earlier|already|"
-                         r"a while|together|before|after|back)\b|\s*[,.;!]|\s*$)|(?:这个|这事|这件事)(?:是)?(?:上周|之前|早就|已经)?"
-                         r"(?:就)?决定(?:好)?了", re.I)
-
-
-def _keyless(clause: str, mode: Mode, sentence: str) -> list[Statement]:
-    """A statement with no slot: strong decisions ("we decided ..."), a value no slot names bound by a decision verb
-    ("we'll use Zod for validation"; open vocabulary) and conventions ("we never ...")."""
-    if mode == "decision" and _DECIDED_IT.search(clause):
-        return []  # "Backend is FastAPI, we decided that last week": the clause before is the decision
-    if mode == "decision" and STRONG_DECISION.search(clause) and _substantive(clause):
-        return [Statement(kind="decision", slot=None, value=None, confidence=CONF_DECISION, text=sentence)]
-    named = [v for v in open_values(clause) if not is_rejected(clause, v)]
-    if named and mode in ("decision", "fact", "hedge") and (_substantive(clause) or mode == "decision"):
-        kind = "decision" if mode != "fact" or DECISION.search(clause) else "fact"
-        conf = {"hedge": CONF_HEDGE, "decision": CONF_DECISION}.get(mode, CONF_KEYLESS)
-        return [Statement(kind=kind, slot=None, value=named[0].value, confidence=conf, text=clause,
-                          hedged=mode == "hedge")]  # no slot yet: the conversation may name one
-    if mode == "fact" and CONVENTION.search(clause) and _substantive(clause) and not is_question(clause):
-        return [Statement(kind="fact", slot=None, value=None, confidence=CONF_KEYLESS, text=sentence)]
-    return []
