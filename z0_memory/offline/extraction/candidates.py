@@ -310,10 +310,11 @@ def _explained_before(earlier: Sequence[TurnMessage], existing: Sequence[Existin
     chosen = reasons.held(reasons.explainable(said), existing, lambda s: key_for(s, project))
     if chosen:
         return chosen
-    read = {key_for(s, project) for s in said} | {norm_value(s.value) for s in said if s.value}
-    # the rules read no choice there that the store holds: the held choices it names (their reason, if any, stays)
-    return [s for s in reasons.named_held(last.text, existing)
-            if key_for(s, project) not in read and norm_value(s.value) not in read]
+    # the rules read no choice there that the store holds: the held choices it names (their reason, if any, stays),
+    # unless the rules read another value for that key (the message changed the choice). A value read under a key of
+    # the rules' own ("Carter 定了" keyed by the name) still names the held choice.
+    read = {key_for(s, project) for s in said}
+    return [s for s in reasons.named_held(last.text, existing) if key_for(s, project) not in read]
 
 
 @dataclass
