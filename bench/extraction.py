@@ -348,13 +348,28 @@ def _where(turn: dict[str, Any]) -> str:
     return f"{turn['conversation']}/s{turn['session']}/t{turn['turn']}"
 
 
+def read_rows(path: Path) -> list[dict[str, Any]]:
+    """A labelled file's messages in order, each label's key with its project."""
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for row in rows:
+        for label in row.get("expected") or []:
+            label["key"] = full_key(label.get("key"), row["conversation"])
+    return rows
+
+
 def load(path: Path) -> dict[str, list[dict[str, Any]]]:
     conversations: dict[str, list[dict[str, Any]]] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            conversations.setdefault(row["conversation"], []).append(row)
+    for row in read_rows(path):
+        conversations.setdefault(row["conversation"], []).append(row)
     return conversations
+
+
+def full_key(key: str | None, project: str) -> str | None:
+    """A label's key with its project: the format describes people and preference keys as ``people:tech_lead`` and
+    ``preference:indent``, and a writer may have taken that literally; the conversation is the project."""
+    if key and key.count(":") == 1:
+        return f"{project}:{key}"
+    return key
 
 
 def batch_of(path: Path) -> str:

@@ -24,14 +24,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from extraction import Report, Tally, hedge_persisted, is_instruction, matches, matches_lenient  # noqa: E402
+from extraction import Report, Tally, hedge_persisted, is_instruction, matches, matches_lenient, read_rows  # noqa: E402
 from extraction import _pair  # noqa: E402
 
 from z0_memory.text import contains_cjk  # noqa: E402
-
-
-def read_turns(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
 def compare(reference: list[dict[str, Any]], other: list[dict[str, Any]]) -> dict[str, Any]:
@@ -78,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("other", type=Path)
     parser.add_argument("--json", action="store_true", help="one JSON object")
     args = parser.parse_args(argv)
-    result = compare(read_turns(args.reference), read_turns(args.other))
+    result = compare(read_rows(args.reference), read_rows(args.other))
     if args.json:
         print(json.dumps(result))
         return 0

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from bench_support import loaded_bench
 
@@ -49,3 +51,15 @@ def test_two_annotators_are_compared_with_the_extractors_matching(tmp_path):
     assert result["pending_settled_by_the_other"] == 1
     with pytest.raises(SystemExit, match="not the same turns"):
         agreement.compare(reference, other[:2])
+
+
+def test_a_label_key_without_its_project_is_read_with_the_conversations(bench, tmp_path):
+    # the label format writes people and preference keys as "people:tech_lead"; a writer may take that literally
+    path = tmp_path / "labels.jsonl"
+    rows = [{"conversation": "wx", "session": 1, "turn": 1, "role": "user", "text": "Dana leads it",
+             "expected": [label("people:tech_lead", "Dana", "persist", kind="fact"),
+                          label("wx:stack:language", "Python", "persist", kind="fact"),
+                          label(None, None, "persist", kind="context")]}]
+    path.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    keys = [lab["key"] for lab in bench.load(path)["wx"][0]["expected"]]
+    assert keys == ["wx:people:tech_lead", "wx:stack:language", None]
