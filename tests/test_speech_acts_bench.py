@@ -29,18 +29,24 @@ def test_each_mention_takes_the_act_of_the_label_that_names_it(bench, tmp_path: 
     assert all("X" in m["masked"] and m["value"] not in m["masked"] for m in found)
 
 
-def test_a_held_out_conversation_is_never_scored_by_a_model_that_saw_its_labels(bench) -> None:
-    rng = np.random.default_rng(0)
-    x = rng.normal(size=(60, 8))
+def _predictions_before_and_after_changing_one_groups_labels(held_out, n_per_group, seed):
+    """Random unit vectors and labels in three groups; ``held_out`` is called on the labels as given and with the
+    last group's labels changed: what a model predicts for that group must not move, the others' must."""
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(3 * n_per_group, 8))
     x /= np.linalg.norm(x, axis=1, keepdims=True)
-    y = rng.integers(0, 3, size=60)
-    groups = np.repeat(np.array(["a", "b", "c"]), 20)
-    before = bench.leave_one_conversation_out(x, y, groups)
+    y = rng.integers(0, 3, size=3 * n_per_group)
+    groups = np.repeat(np.array(["a", "b", "c"]), n_per_group)
     flipped = y.copy()
-    flipped[groups == "b"] = (flipped[groups == "b"] + 1) % 3  # change only the held-out conversation's labels
-    after = bench.leave_one_conversation_out(x, flipped, groups)
-    assert (before[groups == "b"] == after[groups == "b"]).all()
-    assert (before[groups != "b"] != after[groups != "b"]).any()  # the others' models did see "b"
+    flipped[groups == "c"] = (flipped[groups == "c"] + 1) % 3  # change only the held-out group's labels
+    return held_out(x, y, groups), held_out(x, flipped, groups), groups == "c"
+
+
+def test_a_held_out_conversation_is_never_scored_by_a_model_that_saw_its_labels(bench) -> None:
+    before, after, held = _predictions_before_and_after_changing_one_groups_labels(
+        bench.leave_one_conversation_out, 20, seed=0)
+    assert (before[held] == after[held]).all()
+    assert (before[~held] != after[~held]).any()  # the others' models did see the changed conversation
 
 
 def test_held_out_blind_files_are_refused_and_retired_ones_are_development_data(bench) -> None:
@@ -55,17 +61,10 @@ def test_held_out_blind_files_are_refused_and_retired_ones_are_development_data(
 
 
 def test_a_held_out_author_is_never_read_by_a_model_that_saw_any_of_their_files(bench) -> None:
-    rng = np.random.default_rng(1)
-    x = rng.normal(size=(90, 8))
-    x /= np.linalg.norm(x, axis=1, keepdims=True)
-    y = rng.integers(0, 3, size=90)
-    authors = np.repeat(np.array(["a", "b", "c"]), 30)
-    before = bench.leave_one_batch_out(x, y, authors)
-    flipped = y.copy()
-    flipped[authors == "c"] = (flipped[authors == "c"] + 1) % 3
-    after = bench.leave_one_batch_out(x, flipped, authors)
-    assert np.allclose(before[authors == "c"], after[authors == "c"])
-    assert not np.allclose(before[authors != "c"], after[authors != "c"])
+    before, after, held = _predictions_before_and_after_changing_one_groups_labels(
+        bench.leave_one_batch_out, 30, seed=1)
+    assert np.allclose(before[held], after[held])
+    assert not np.allclose(before[~held], after[~held])
 
 
 def test_the_floor_reads_an_unsure_assert_as_none(bench) -> None:
