@@ -32,7 +32,11 @@ from z0_memory.offline.extraction.cues import (
     SO_SENTENCE,
     SWITCH,
 )
+from z0_memory.offline.extraction.hedged_replies import hedged_reply
+from z0_memory.offline.extraction.markers import bare_refusal
 from z0_memory.offline.extraction.people import self_owner
+from z0_memory.offline.extraction.refusals import refused_values
+from z0_memory.offline.extraction.restatements import restated
 from z0_memory.offline.extraction.model import (
     ExistingMemory,
     Statement,
@@ -41,6 +45,7 @@ from z0_memory.offline.extraction.model import (
 from z0_memory.offline.extraction.speech_acts import asserted_statements
 from z0_memory.offline.extraction.statements import Acceptance, analyse_sentence, resolve_pronoun
 from z0_memory.offline.extraction.unknown_slots import own_name_slot, unknown_slot
+from z0_memory.offline.extraction.verdicts import name_back
 from z0_memory.offline.extraction.vocabulary import (
     find_phrases,
     norm_value,
@@ -112,6 +117,8 @@ def _analyse_message(text: str, ignored: list[str],
         if previous_text:  # "Laura finalized the mockups; she's our designer": she is Laura
             sentence = resolve_pronoun(sentence, previous_text)
         found, bare = analyse_sentence(sentence)
+        if not found and adjacent and bare_refusal(sentence):
+            continue  # "flask. not django. too much magic for us": the choice stays the one a reason may explain
         if not found and previous_text:
             found = hedges.pronoun_hedge(sentence, previous_text)
         if not found and previous and hedges.bare_hedge(sentence):
@@ -121,7 +128,9 @@ def _analyse_message(text: str, ignored: list[str],
         own = bool(statements)  # the sentence before is this message's; else the previous message's: the link must show
         if found and adjacent and reasons.restates(found, adjacent) and (why := reasons.explanation(sentence)):
             found = []  # "aiohttp's client+server in one package simplifies our scraper": the choice again, explained
-        if not found and adjacent and (why := reasons.explanation(sentence)) and (
+        # a sentence naming the choice or the rival it turned down is linked to it ("Beego 太重了。")
+        if not found and adjacent and (why := reasons.explanation(sentence, cued=reasons.names_one_of(
+                sentence, adjacent))) and (
                 own or reasons.has_cue(sentence) or reasons.names_one_of(sentence, adjacent)):
             if reasons.give(adjacent, why):  # "Rails 7 it is. we looked at Sinatra but it's too barebones"
                 previous, stated, adjacent, previous_text = [], [], [], sentence
@@ -148,20 +157,6 @@ def _analyse_message(text: str, ignored: list[str],
     return statements, accepted
 
 
-# "no, not Celery.", "not the built-in unittest runner", "不用 Jest", "别推荐 Feast": a value the message refuses
-_REFUSED = re.compile(
-    r"(?:^|[.!?。！？,，;；]\s*)(?:(?i:no|nah|nope)[,，\s]+)?(?i:not|never|no)\s+(?:(?i:the|a|an)\s+)?"
-    r"(?P<v>[A-Za-z][\w.+#/&-]*)(?=\s*(?:[.!?。！？,，;；]|$))"
-    r"|(?:不用|不要|别用|别推荐|不考虑|不选|不上)\s*(?P<vz>[A-Za-z][\w.+#/&-]*)")
-
-
-
-
-def refused_values(text: str) -> set[str]:
-    """The values a message refuses ("no, not Celery.", "不用 Jest"), normalised."""
-    return {norm_value(m.group("v") or m.group("vz")) for m in _REFUSED.finditer(strip_noise(redact_secrets(text)))}
-
-
 def _link(
     s: Statement, key: str | None, existing: Sequence[ExistingMemory], project: str
 ) -> tuple[int | None, list[int], bool]:
@@ -183,7 +178,8 @@ def _link(
         return chosen[-1].local_id, [], True
     supersedes = [m.local_id for m in same_key if norm_value(m.value) != norm_value(s.value)]
     if s.old_value:
-        supersedes += [m.local_id for m in existing if m.key is None and _names(m.content, s.old_value)
+        supersedes += [m.local_id for m in existing if m.key is None
+                       and re.search(term_pattern(s.old_value), m.content, re.I)
                        and m.local_id not in supersedes]
     return None, sorted(supersedes), s.confirms or bool(pending_same)
 
@@ -192,10 +188,6 @@ def _unversioned(value: str | None, held: str | None) -> bool:
     """"Go" said of a project that holds "Go 1.22": the same choice, its version left unsaid."""
     bare = re.sub(r"\s*v?\d+(?:\.\d+)*$", "", held or "")
     return bool(value) and not re.search(r"\d", value or "") and bare != (held or "") and norm_value(bare) == norm_value(value)
-
-
-def _names(content: str, value: str) -> bool:
-    return bool(re.search(term_pattern(value), content, re.I))
 
 
 def _link_keyless(s: Statement, existing: Sequence[ExistingMemory], project: str) -> int | None:
@@ -359,7 +351,9 @@ def extract_candidates(
         ids = [message.id] if message.id else []
         instructions: list[str] = []
         before = _explained_before(earlier, existing, project) if message is first_user else []
-        statements, accepted = _analyse_message(message.text, instructions, before)
+        # "Judge0 扛得住，就用它": a verdict pointing back names the value it settles (a pending one first)
+        text = name_back(message.text, [m.value for m in existing if m.pending and m.value])
+        statements, accepted = _analyse_message(text, instructions, before)
         if ignored is not None:
             ignored.extend(WriteOutcome(action="ignored", reason="instruction", content=redact_secrets(text))
                            for text in instructions)
@@ -371,6 +365,9 @@ def extract_candidates(
                     if not any(norm_value(o.value) == norm_value(s.value) for o in statements)
                     and norm_value(s.value) not in refused]
             statements = [*lead, *statements]
+        statements += restated(message.text, existing, {key_for(s, project) for s in statements})
+        if not any(s.value for s in statements):  # "hmm maybe sqlx" to "Want me to use sqlx?": pending
+            statements += hedged_reply(message.text, state.previous_assistant, existing)
         slot = topic_slot(state.previous_assistant)
         for s in statements:  # "Let's go with Hummingbird." after "Which backend framework?": the topic names the key
             if s.slot is None and s.value and s.category_override is None and s.kind != "preference":

@@ -215,7 +215,7 @@ DECISION = re.compile(
     r"decided|decided|decision|we chose|chose|we picked|picked|(?:we(?:'ve)? )?settled on|standardi[sz]e on|"
     r"from now on|going forward|it is|stick(?:ing)? with|switch(?:ing)? to|mov(?:e|ing) to|migrat(?:e|ing) to|"
     r"adopt(?:ing)?|upgraded|bumped|approved|signed off|green-?lit|wins|won|(?:is|as) the (?:standard|default)|i meant|correction|i misspoke|(?:it|that) should be|ended up (?:with|going with|picking|using|choosing|on)|opt(?:ed|ing)? for|picking|choosing|went with|"
-    r"will be (?:built|written|done|using)|is going to be|gonna (?:do|go with|use)|going to do|let'?s do|we'?ll do)\b|^(?:use|pick|choose)\b|\b(?:is|are) in(?=\s*(?:[.!,;]|$))"
+    r"will be (?:built|written|done|using)|is going to be|gonna (?:do|go with|use)|going to do|let'?s do|we'?ll do)\b|^(?:use|pick|choose)\b|(?:\b(?:is|are)|(?<=\w)['’]s) in(?=\s*(?:[.!,;]|$))"
     r"|决定|定为|定成|定了|(?:就|都|已经|那就)?(?<![不没未])定(?=\s*[A-Za-z])|升到|升级到|升级为|更正|纠正|说错了|应该是|其实是|就用|直接用|选用|采用|选定|(?:我们|就)(?:最终|最后|还是|也)?选(?:了|择)?|(?<![不没未别])(?:最终|最后)(?:还是|就)?(?:选|用|定|决定|采用)|(?<![不没未别要])选(?:了|择了)|拍板|敲定|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|先定|准备用|打算用|计划用|就这么定|用.{1,30}吧[。！!]?$",
     re.I,
 )

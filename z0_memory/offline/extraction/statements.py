@@ -74,6 +74,7 @@ from z0_memory.offline.extraction.vocabulary import (
     find_phrases,
     find_values,
     norm_value,
+    term_pattern,
 )
 from z0_memory.redaction import REDACTED
 from z0_memory.text import contains_cjk
@@ -239,7 +240,9 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
     if why is None and out and leading and not out[-1].hedged and out[-1].slot is not None:
         why = explanation("，".join(leading) if contains_cjk(body) else ", ".join(leading), cued=True)  # "X 太慢了，所以用 Y"
     if why is None and out and unread and not out[-1].hedged and out[-1].slot is not None and out[-1].kind != "preference":
-        why = explanation("，".join(unread) if contains_cjk(body) else ", ".join(unread))  # "X，beego 太重了"
+        said = "，".join(unread) if contains_cjk(body) else ", ".join(unread)
+        rival = next((s.rejected for s in out if s.rejected), None)  # "X，不用 Beego，Beego 太重了": linked by its name
+        why = explanation(said, cued=bool(rival) and bool(re.search(term_pattern(rival), said, re.I)))  # "X，beego 太重了"
     if why and out:
         # the reason explains the sentence's choice: "X, not Y, because Z" is X because Z
         chosen = [s for s in out if not s.negative]

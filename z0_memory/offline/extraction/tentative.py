@@ -26,8 +26,11 @@ _OPINION = (r"(?:what do you think|what would you say|wdyt|thoughts|any thoughts
             r"makes? sense|ok with (?:you|that)|agree|reasonable|good idea|sane|"
             r"你觉得呢|你觉得怎么样|你觉得如何|你觉得行吗|你觉得可以吗|你看呢|你看行吗|你看怎么样|你怎么看|可以吗|行吗|"
             r"好吗|合适吗|靠谱吗|有问题吗|怎么样|如何)")
-_OPINION_TAG = re.compile(rf"[\s,，;；:：—–-]+{_OPINION}\s*[?？]+\s*$", re.I)
-OPINION_ONLY = re.compile(rf"^\s*(?:(?:so|and|but|then|那|那么|所以)[\s,，]*)?{_OPINION}\s*[?？]+\s*$", re.I)
+# A request that asks for an opinion even without its question mark ("包管理用 uv 你觉得呢", "Redis for the cache, wdyt")
+_OPINION_UNMARKED = r"(?:what do you think|wdyt|your thoughts|你觉得呢|你觉得怎么样|你觉得如何|你看呢|你怎么看)"
+_OPINION_TAG = re.compile(rf"[\s,，;；:：—–-]+(?:{_OPINION}\s*[?？]+|{_OPINION_UNMARKED}\s*[?？]*[.。]?)\s*$", re.I)
+OPINION_ONLY = re.compile(rf"^\s*(?:(?:so|and|but|then|那|那么|所以)[\s,，]*)?(?:{_OPINION}\s*[?？]+|{_OPINION_UNMARKED}\s*[?？]*[.。]?)\s*$",
+                          re.I)
 # "open question: X?", "待定：X": the label says the point is not settled
 _OPEN_LABEL = re.compile(r"^\s*(?:open (?:question|point|item)|undecided|tbd|to be decided|待定|未定|悬而未决|待讨论)\s*[:：]\s*",
                          re.I)
