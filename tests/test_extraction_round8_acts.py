@@ -128,3 +128,72 @@ def test_a_judgement_of_the_rival_turned_down_is_the_reason(text, value, words):
 def test_an_opinion_request_without_a_question_mark_makes_the_choice_pending(text, key, value):
     c = by_key(run(text))[f"{P}:{key}"]
     assert c.value == value and c.hedged and not firm(c)
+
+
+# --- a choice said before the rival it turns down, with no verb -----------------------------------------------------
+
+@pytest.mark.parametrize("text, value", [
+    ("Sanic rather than Tornado. The callback style wore everyone out.", "Sanic"),
+    ("Litestar rather than Flask, mostly for the typed request bodies.", "Litestar"),
+    ("服务端 Gin 而非 Beego", "Gin"),
+])
+def test_a_name_before_the_rival_it_turns_down_is_chosen(text, value):
+    c = by_key(run(text))[f"{P}:stack:backend_framework"]
+    assert c.value == value and firm(c)
+
+
+# --- Chinese indefinites are no questions --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, value", [
+    ("后端决定用 Sanic，不用 Tornado，因为 Tornado 什么都要自己写", "Sanic"),
+    ("后端用 Sanic，Tornado 社区也不怎么活跃了", "Sanic"),
+])
+def test_an_indefinite_pronoun_does_not_make_a_statement_a_question(text, value):
+    c = by_key(run(text))[f"{P}:stack:backend_framework"]
+    assert c.value == value and firm(c)
+
+
+def test_a_real_chinese_question_still_asks():
+    assert run("后端用什么框架？") == []
+
+
+# --- hedges in more shapes -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("text, key, value", [
+    ("数据库考虑一下 Oracle，运维那边还没表态", "database:database", "Oracle"),
+    ("vector store: maybe Vespa? it might be enough", "database:vector_store", "Vespa"),
+    ("thinking about Honeybadger for the crash reports, not decided", "tooling:monitoring", "Honeybadger"),
+    ("CI 用 woodpecker 还是自建 runner？倾向于 woodpecker，还要再看看", "tooling:ci", "woodpecker"),
+])
+def test_a_hedge_standing_where_the_verb_would_still_binds_its_value_as_pending(text, key, value):
+    c = by_key(run(text))[f"{P}:{key}"]
+    assert c.value == value and c.hedged and not firm(c)
+
+
+@pytest.mark.parametrize("text, key", [
+    ("灰度开关可能用 Flagr，还没想好", "stack:灰度开关"),
+    ("灰度开关考虑用 Flagr，先不定", "stack:灰度开关"),
+])
+def test_the_hedge_word_is_no_part_of_an_unknown_slot_name(text, key):
+    c = by_key(run(text))[f"{P}:{key}"]
+    assert c.value == "Flagr" and c.hedged
+
+
+@pytest.mark.parametrize("text", [
+    "Valkey 最近挺火的，我们要不要换过去？",
+    "Valkey has been getting popular lately, should we move to it?",
+])
+def test_a_tentative_move_to_the_name_just_talked_about_is_pending(text):
+    c = by_key(run(text, existing=(_held("database:cache", "Redis"),)))[f"{P}:database:cache"]
+    assert c.value == "Valkey" and c.hedged and not c.supersedes
+
+
+def test_tentative_talk_about_a_held_value_adds_nothing():
+    assert run("thinking about adding Alpine on top of htmx, not sure",
+               existing=(_held("stack:frontend_framework", "htmx"),)) == []
+
+
+def test_a_verdict_after_a_topic_points_back():
+    c = by_key(run("ClickHouse 的预算批下来了，数据仓库就用它。",
+                   existing=(_pending("database:warehouse", "ClickHouse"),)))[f"{P}:database:warehouse"]
+    assert c.value == "ClickHouse" and firm(c) and c.confirms

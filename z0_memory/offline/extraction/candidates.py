@@ -44,6 +44,7 @@ from z0_memory.offline.extraction.model import (
 )
 from z0_memory.offline.extraction.speech_acts import asserted_statements
 from z0_memory.offline.extraction.statements import Acceptance, analyse_sentence, resolve_pronoun
+from z0_memory.offline.extraction.tentative import unhedged
 from z0_memory.offline.extraction.unknown_slots import own_name_slot, unknown_slot
 from z0_memory.offline.extraction.verdicts import name_back
 from z0_memory.offline.extraction.vocabulary import (
@@ -120,7 +121,7 @@ def _analyse_message(text: str, ignored: list[str],
         if not found and adjacent and bare_refusal(sentence):
             continue  # "flask. not django. too much magic for us": the choice stays the one a reason may explain
         if not found and previous_text:
-            found = hedges.pronoun_hedge(sentence, previous_text)
+            found = hedges.from_before(sentence, previous_text)
         if not found and previous and hedges.bare_hedge(sentence):
             for s in previous:  # "数据库用 MySQL。不过还没最终定。": a hedge on its own hedges the sentence before
                 hedges.hedge(s, sentence)
@@ -236,6 +237,8 @@ def _candidate(s: Statement, project: str, existing: Sequence[ExistingMemory], i
     if s.value is not None and (REDACTED in s.value or not s.value.strip()):
         return None
     same_as, supersedes, confirms = _link(s, key, existing, project)
+    if s.hedged and any(m.local_id == same_as and m.key and not m.pending for m in existing):
+        return None  # "maybe keep htmx" of a held htmx: tentative talk about what is settled changes nothing
     value = s.value
     held = next((m for m in existing if m.local_id == same_as and m.key == key and m.value), None)
     if held is not None and value and _unversioned(value, held.value):
@@ -375,7 +378,7 @@ def extract_candidates(
                 if held is not None:
                     s.category_override, s.entity_override = held
                     continue
-                named = unknown_slot(s.text, s.value)  # the user's own slot phrase first ("Sync engine: Yjs")
+                named = unknown_slot(unhedged(s.text), s.value)  # the user's own slot phrase ("Sync engine: Yjs")
                 if named is None and slot is not None:
                     s.slot = slot
                     continue

@@ -16,7 +16,8 @@ QUESTION_START = re.compile(
     r"any|anything|remind me)\b",
     re.I,
 )
-QUESTION_ZH = re.compile(r"(?:吗|呢|么)[？?。]?$|什么|哪个|哪些|哪种|哪里|怎么(?!样)|为什么|是不是|有没有|多少|^请问")
+# "什么都要自己搭", "哪个都行", "不怎么活跃": an indefinite pronoun before 都/也, or 不怎么 ("not very"), asks nothing
+QUESTION_ZH = re.compile(r"(?:吗|呢|么)[？?。]?$|(?:什么|哪个|哪些|哪种|哪里|(?<!不)怎么)(?![都也样])|为什么|是不是|有没有|多少|^请问")
 HEDGE = re.compile(
     r"\b(?:maybe|perhaps|possibly|might|could (?:try|use|go|consider|switch|move)|(?:we|i) may|may (?:use|adopt|go with|switch|move|try|end up)|what about|how about|why not|"
     r"not sure|unsure|i wonder|wondering|thinking (?:about|of)|consider(?:ing)?|should we|shall we|"
@@ -33,7 +34,7 @@ HEDGE = re.compile(
     r"potentially|provisionally|pencil(?:l?ed)? in|evaluating|exploring|looking (?:at|into)|on the table|"
     r"shortlist(?:ed)?|open to|not final|not set in stone|not locked in|nothing(?:'s| is) (?:decided|final|settled)|still open|trial(?:l?ing)|prototyping with|playing (?:around )?with|"
     r"could (?:work|do|be)|toying with|(?:a |one )?candidate|(?:may|might|could) change|(?:looks?|seems?|sounds?) "
-    r"promising|promising|(?:want|wanna|would like|'d like) to try|try out|kinda leaning|leaning|idk|dunno|"
+    r"promising|promising|(?:wants?|wanna|would like|'d like) to try|try out|kinda leaning|leaning|idk|dunno|"
     r"not 100%|(?:i was|i'?m) thinking)\b"
     r"|\b(?:pending (?:the |a |an |our |their )?(?:[\w'-]+\s+){0,2}(?:review|approval|sign-?off|confirmation|decision)|"
     r"subject to|let me (?:check|confirm|ask|run it by)|(?:need|have) to (?:check|confirm) with|check(?:ing)? with|"
@@ -57,7 +58,8 @@ HEDGE_PROPOSAL = re.compile(
     r"pick(?:ing)?|choos(?:e|ing)|whether|tentative(?:ly)?|makes? (?:the most |more )?sense|(?:good|better|best) fit|"
     r"fits?|suits?|go for|worth|likely|potentially|provisionally|pencil(?:l?ed)? in|evaluating|exploring|"
     r"looking (?:at|into)|shortlist(?:ed)?|trial(?:l?ing)|prototyping|playing|could|toying|candidate|promising|"
-    r"change|if|case|eventually|someday|it'?ll be|it will be|would be|we'?d (?:use|go with|pick))\b|如果|万一|到时候|比较好|更合适|更好|待定|暂时|临时|应该|试着|犹豫|暂定|初步|大概|估计|应该会|备选|候选|调研|评估|也行|也可以|不错|值得"
+    r"change|if|case|eventually|someday|it'?ll be|it will be|would be|we'?d (?:use|go with|pick)|thinking (?:about|of)|"
+    r"wants? to try)\b|如果|万一|到时候|比较好|更合适|更好|待定|暂时|临时|应该|试着|犹豫|暂定|初步|大概|估计|应该会|备选|候选|调研|评估|也行|也可以|不错|值得"
     r"|也许|或许|可能|说不定|要不|试|考虑|倾向|用|换|选|上",
     re.I,
 )
@@ -206,7 +208,8 @@ QUESTION_TAG = re.compile(
     re.I,
 )
 YES_NO_START = re.compile(r"^(?:so,?\s+)?(?:do|does|did|is|are|was|were|will|would|have|has)\s+", re.I)
-WH_QUESTION = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b|什么|哪个|哪些|哪种|哪里|怎么|为什么|多少", re.I)
+WH_QUESTION = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b|(?:什么|哪个|哪些|哪种|哪里|(?<!不)怎么)(?![都也])|为什么|多少",
+                         re.I)
 ALTERNATIVE = re.compile(r"\bor\b|还是|或者|或是", re.I)
 # "Koa vs Midway", "Express 对比 Fastify": the choice being weighed, not a statement of either side
 VERSUS = re.compile(r"\b(?:vs\.?|versus)(?=\s)|\b(?:torn|deciding|choosing|picking|undecided|split|weighing|hesitating) between\b|之间(?:选|做选择|纠结|犹豫|摇摆|权衡)|(?<=\w)\s*(?:对比|\bVS\b)\s*(?=\w)", re.I)

@@ -1,17 +1,19 @@
 """Hedges from outside a statement's clause: a sentence that only hedges ("不过还没最终定。") hedges the sentence before
-it, an undecided sentence about "it" hedges the one value named just before, and tentative options for one slot in a
-sentence are one pending memory ("Qdrant or pgvector")."""
+it, an undecided sentence about "it" hedges the one value named just before, a lean after the user's own either-or
+question takes the option it names, and tentative options for one slot in a sentence are one pending memory ("Qdrant
+or pgvector")."""
 
 from __future__ import annotations
 
 import re
 
-from z0_memory.offline.extraction.binding import open_values
-from z0_memory.offline.extraction.cues import HEDGE, UNDECIDED, UNSURE
+from z0_memory.offline.extraction.binding import open_values, pairs_in
+from z0_memory.offline.extraction.clauses import is_question
+from z0_memory.offline.extraction.cues import ALTERNATIVE, HEDGE, UNDECIDED, UNSURE
 from z0_memory.offline.extraction.model import CONF_HEDGE, CONF_UNSURE, Statement
 from z0_memory.offline.extraction.statements import analyse_sentence
 from z0_memory.offline.extraction.tentative import OPINION_ONLY
-from z0_memory.offline.extraction.vocabulary import find_values, norm_value
+from z0_memory.offline.extraction.vocabulary import find_values, norm_value, term_pattern
 
 
 def alternatives(found: list[Statement]) -> list[Statement]:
@@ -72,3 +74,19 @@ def hedge(s: Statement, cue: str) -> None:
     if s.kind != "preference":
         s.hedged, s.confirms = True, False
         s.confidence = CONF_UNSURE if UNSURE.search(cue) else CONF_HEDGE
+
+
+def from_before(sentence: str, previous_text: str) -> list[Statement]:
+    """A hedge that gets its value from the sentence before: about "it" (``pronoun_hedge``), or a lean after the
+    user's own either-or question ("CI 用 GitHub Actions 还是自建 runner？倾向于 GitHub Actions，还要再看看", "Postgres or
+    MySQL for the db? leaning Postgres"): the option it leans to, with the slot the question gave it, pending."""
+    found = pronoun_hedge(sentence, previous_text)
+    if found or not (is_question(previous_text) and ALTERNATIVE.search(previous_text)) or not HEDGE.search(sentence):
+        return found
+    options = [p for p in pairs_in(previous_text) if re.search(term_pattern(p.value), sentence, re.I)]
+    if len({norm_value(p.value) for p in options}) != 1:
+        return []
+    s = Statement(kind="decision", slot=options[0].slot, value=options[0].value, confidence=CONF_HEDGE,
+                  text=sentence.strip(), hedged=True)
+    hedge(s, sentence)
+    return [s]

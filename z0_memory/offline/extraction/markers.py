@@ -20,7 +20,10 @@ _FILLER = re.compile(
 
 
 def nominal(clause: str) -> bool:
-    """"so React Native with Expo" / "Postgres 加 Redis": a clause that is little more than the names it states."""
+    """"so React Native with Expo" / "Postgres 加 Redis": a clause that is little more than the names it states (a
+    rival it turns down after them adds nothing: "Rails rather than Laravel", "NestJS 而不是 Koa")."""
+    if pairs_before_negation(clause):
+        clause = clause[: NEGATION.search(UNDECIDED.sub(lambda m: " " * len(m.group(0)), clause)).start()]
     pairs = pairs_in(clause)
     if not pairs or is_question(clause):
         return False

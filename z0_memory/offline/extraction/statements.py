@@ -68,7 +68,7 @@ from z0_memory.offline.extraction.keyless import keyless, preference_statements,
 from z0_memory.offline.extraction.markers import bare_refusal, has_bound_pair, negated, nominal, pairs_before_negation
 from z0_memory.offline.extraction.people import owners_listed, people_statement
 from z0_memory.offline.extraction.reasons import describes_only, explanation
-from z0_memory.offline.extraction.tentative import tentative_body
+from z0_memory.offline.extraction.tentative import tentative_body, unhedged
 from z0_memory.offline.extraction.comparisons import as_choice
 from z0_memory.offline.extraction.vocabulary import (
     find_phrases,
@@ -217,6 +217,11 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
             if not bare_refusal(clause):  # "not Express" turns a rival down; it is no reason for the choice
                 unread.append(clause)
             continue
+        if mode == "hedge" and not out and unread and _TO_IT.search(clause) and not pairs_in(clause):
+            # "Drizzle 最近挺火的，我们要不要换过去？": a tentative move to the name the clause before talked about
+            out += [_tentative(s) for s in _statements_for(unread[-1], "decision", None, False, hedged=True,
+                                                           confirms=False, sentence=sentence)]
+            continue
         if mode == "hedge" and out and _SAYING.search(clause) and not pairs_in(clause):
             continue  # "..., I think I told you already": about the conversation, not a hedge on the statement
         if mode == "hedge" and out and not pairs_in(clause) and not find_phrases(clause):
@@ -251,6 +256,8 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
 
 
 _ZH_USE = re.compile(r"^[\u4e00-\u9fff\w ]{0,12}?(?:用的是|采用|选用|用)")
+_TO_IT = re.compile(r"(?:换|迁|切|转)过去|(?:换成|改用|用|上|试试)它|\b(?:switch|move|migrate|go)\s+(?:over\s+)?to\s+(?:it|that)\b|"
+                    r"\b(?:use|try|adopt)\s+it\b", re.I)
 _SAYING = re.compile(r"\b(?:told|said|mentioned|wrote|asked|assumed|suggested|meant|misread|misunderstood)\b|说过|提过|讲过|告诉过", re.I)
 _PRONOUN = re.compile(r"^(?:and\s+|also\s+)?(?P<p>she|he)(?P<be>'s|\s+is)?\b", re.I)
 _NAME = re.compile(r"\b[A-Z][a-z]{2,20}(?:\s+[A-Z][a-z]{2,20})?\b")
@@ -365,7 +372,7 @@ def _statements_for(
     people = people_statement(clause) if mode in ("fact", "decision") else None  # "ok so Tomasz owns the frontend"
     if people is not None:
         return [people]
-    pairs = pairs_in(clause)
+    pairs = pairs_in(clause) or (pairs_in(unhedged(clause)) if mode == "hedge" else [])  # "数据库考虑一下 Oracle"
     if mode == "preference":
         return preference_statements(clause, pairs, person, negative, keyless_ok=not inherited)
     if not pairs:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from z0_memory.text import contains_cjk
 from z0_memory.offline.extraction.cues import ALTERNATIVE, DECISION, FACT, QUESTION_START, QUESTION_ZH, WH_QUESTION
 
 # A request for the assistant's opinion on what was just said
@@ -25,7 +26,7 @@ _OPINION = (r"(?:what do you think|what would you say|wdyt|thoughts|any thoughts
             r"any objections|sounds? (?:good|ok|okay|right|reasonable)|(?:does )?that (?:sound|make sense|work)|"
             r"makes? sense|ok with (?:you|that)|agree|reasonable|good idea|sane|"
             r"你觉得呢|你觉得怎么样|你觉得如何|你觉得行吗|你觉得可以吗|你看呢|你看行吗|你看怎么样|你怎么看|可以吗|行吗|"
-            r"好吗|合适吗|靠谱吗|有问题吗|怎么样|如何)")
+            r"好吗|合适吗|靠谱吗|有问题吗|怎么样|如何|行不行|好不好|可不可以|合不合适|靠不靠谱)")
 # A request that asks for an opinion even without its question mark ("包管理用 uv 你觉得呢", "Redis for the cache, wdyt")
 _OPINION_UNMARKED = r"(?:what do you think|wdyt|your thoughts|你觉得呢|你觉得怎么样|你觉得如何|你看呢|你怎么看)"
 _OPINION_TAG = re.compile(rf"[\s,，;；:：—–-]+(?:{_OPINION}\s*[?？]+|{_OPINION_UNMARKED}\s*[?？]*[.。]?)\s*$", re.I)
@@ -73,3 +74,16 @@ def _asks(text: str) -> bool:
     t = text.strip().rstrip("?？ ")
     return bool(QUESTION_START.match(t) or WH_QUESTION.search(t) or _ZH_YES_NO.search(t)
                 or QUESTION_ZH.search(t) or ALTERNATIVE.search(t))
+
+
+# Hedge words that stand where a slot phrase's verb would ("数据库考虑一下 Oracle", "backend: maybe Pocketbase?",
+# "时序数据可能存 TDengine"): read in their place, the clause binds its value as a firm one would (not before a time:
+# "支付宝也许后面再说" names no value after 也许)
+_HEDGE_VERB = re.compile(r"(?:考虑(?:一下)?|倾向于?|可能|也许|或许|打算|暂定)(?:用|上|存|选|走)?"
+                         r"(?=\s*(?:[A-Za-z0-9]|(?!后面|以后|之后|再|回头|下周|下次|先|还|也)[\u4e00-\u9fff]))|"
+                         r"\b(?:maybe|perhaps|possibly|probably)\b", re.I)
+
+
+def unhedged(clause: str) -> str:
+    """The clause with the hedge words that stand in for its verb read as "用" / dropped, for binding only."""
+    return _HEDGE_VERB.sub(lambda m: "用" if contains_cjk(m.group(0)) else "", clause)

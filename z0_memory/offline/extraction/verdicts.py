@@ -19,7 +19,7 @@ from z0_memory.offline.extraction.clauses import is_question
 from z0_memory.offline.extraction.cues import HEDGE, NEGATION, NEGATIVE_EVAL, UNDECIDED
 from z0_memory.offline.extraction.vocabulary import Found, norm_value, term_pattern
 
-# A verdict whose object is a pronoun, or that has none ("就这么办"), as a whole clause
+# A verdict whose object is a pronoun, or that has none ("就这么办"), as a whole clause (a topic may open it: "数据仓库就用它")
 _VERDICT_EN = re.compile(
     r"(?:^|(?<=[,;:.!]\s)|(?<=[,;:.!]))\s*(?:(?:so|ok(?:ay)?|and|then|yeah|yep|alright)[,\s]+)*"
     r"(?:(?:we'?re|we are|i'?m|i am|we'?ll|we will|let'?s|we)\s+)?"
@@ -27,7 +27,8 @@ _VERDICT_EN = re.compile(
     r"lock(?:ing|ed)?(?= (?:it|that|this) in)|keep(?:ing)?|adopt(?:ing)?|pick(?:ing)?|us(?:e|ing))\s+"
     r"(?P<pronoun>it|that|this(?: one)?|that one)(?:\s+in)?\b", re.I)
 _VERDICT_ZH = re.compile(
-    r"(?:^|(?<=[，,；;。！!：:]))\s*(?:那|所以|那么)?(?:就|确认|决定|最终|最后)(?:就|还是)?(?:用|选|定|是|上)?"
+    r"(?:^|(?<=[，,；;。！!：:]))\s*(?:[\u4e00-\u9fffA-Za-z/ ]{0,8}?)(?:那|所以|那么)?(?:就|确认|决定|最终|最后)(?:就|还是)?"
+    r"(?:用|选|定|是|上)?"
     r"(?P<pronoun>它|这个)(?:了|吧)?(?=\s*(?:[，,；;。！!]|$))"
     r"|(?:^|(?<=[，,；;。！!：:]))\s*(?:那|所以)?就这么(?:办|定)(?:了|吧)?(?=\s*(?:[，,；;。！!]|$))")
 
