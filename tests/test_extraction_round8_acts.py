@@ -197,3 +197,47 @@ def test_a_verdict_after_a_topic_points_back():
     c = by_key(run("ClickHouse 的预算批下来了，数据仓库就用它。",
                    existing=(_pending("database:warehouse", "ClickHouse"),)))[f"{P}:database:warehouse"]
     assert c.value == "ClickHouse" and firm(c) and c.confirms
+
+
+@pytest.mark.parametrize("text", [
+    "Load test passed. Typesense is a go — we decided to use it for search. Can you write the indexer?",
+    "Typesense is a go.",
+])
+def test_a_go_and_a_decision_about_it_settle_the_pending_idea(text):
+    got = run(text, existing=(_pending("database:search", "Typesense"),))
+    c = by_key(got)[f"{P}:database:search"]
+    assert c.value == "Typesense" and firm(c) and c.confirms and all(g.key for g in got)
+
+
+@pytest.mark.parametrize("text, key, value", [
+    ("Also toying with the idea of NATS for events, nothing decided.", "stack:queue", "NATS"),
+    ("May want BullMQ for the jobs down the line.", "stack:queue", "BullMQ"),
+])
+def test_a_tentative_idea_is_pending_and_nothing_decided_is_no_decision(text, key, value):
+    got = run(text)
+    c = by_key(got)[f"{P}:{key}"]
+    assert c.value == value and c.hedged and all(g.key for g in got)
+
+
+@pytest.mark.parametrize("text", [
+    "后端决定用 Quarkus。之前有人提议用 Node，但公司其他系统都是 Java 的，统一技术栈更好维护。",
+    "The backend is Quarkus. Someone suggested Node for the backend too, but every other service here is Java.",
+])
+def test_what_someone_else_proposed_is_a_rival_not_a_choice(text):
+    got = run(text)
+    assert "Quarkus" in [c.value for c in got] and "Node" not in [c.value for c in got]
+
+
+# --- standing orders about what the assistant shows, and hedges said last ------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "always show me the shell commands you'd run before touching any file",
+    "Please always add the module name as a comment at the top of every snippet you give me",
+])
+def test_a_standing_order_about_what_the_assistant_shows_is_an_instruction(text):
+    ignored = []
+    assert run(text, ignored=ignored) == [] and ignored
+
+
+def test_a_convention_of_the_team_is_still_kept():
+    assert run("We always run the linters before we merge, every branch, no exceptions.")

@@ -19,7 +19,7 @@ QUESTION_START = re.compile(
 # "什么都要自己搭", "哪个都行", "不怎么活跃": an indefinite pronoun before 都/也, or 不怎么 ("not very"), asks nothing
 QUESTION_ZH = re.compile(r"(?:吗|呢|么)[？?。]?$|(?:什么|哪个|哪些|哪种|哪里|(?<!不)怎么)(?![都也样])|为什么|是不是|有没有|多少|^请问")
 HEDGE = re.compile(
-    r"\b(?:maybe|perhaps|possibly|might|could (?:try|use|go|consider|switch|move)|(?:we|i) may|may (?:use|adopt|go with|switch|move|try|end up)|what about|how about|why not|"
+    r"\b(?:maybe|perhaps|possibly|might|could (?:try|use|go|consider|switch|move)|(?:we|i) may|may (?:use|adopt|go with|switch|move|try|end up|want|need|add)|what about|how about|why not|"
     r"not sure|unsure|i wonder|wondering|thinking (?:about|of)|consider(?:ing)?|should we|shall we|"
     r"i (?:think|guess|suppose) we (?:should|could)|we (?:should|could) (?:try|consider|look at|evaluate)|"
     r"worth (?:a )?(?:try|trying|looking)|probably|tentative(?:ly)?|undecided|for now maybe|i think|i guess|"
@@ -32,16 +32,16 @@ HEDGE = re.compile(
     r"|\b(?:not (?:yet )?(?:sure|decided|settled)|haven'?t (?:yet )?decided|have not (?:yet )?decided|"
     r"still (?:deciding|undecided|figuring)|not (?:yet )?certain|up in the air|tbd|to be decided|likely|"
     r"potentially|provisionally|pencil(?:l?ed)? in|evaluating|exploring|looking (?:at|into)|on the table|"
-    r"shortlist(?:ed)?|open to|not final|not set in stone|not locked in|nothing(?:'s| is) (?:decided|final|settled)|still open|trial(?:l?ing)|prototyping with|playing (?:around )?with|"
+    r"shortlist(?:ed)?|open to|not final|not set in stone|not locked in|nothing(?:'s| is)? (?:decided|final|settled)|still open|trial(?:l?ing)|prototyping with|playing (?:around )?with|"
     r"could (?:work|do|be)|toying with|(?:a |one )?candidate|(?:may|might|could) change|(?:looks?|seems?|sounds?) "
     r"promising|promising|(?:wants?|wanna|would like|'d like) to try|try out|kinda leaning|leaning|idk|dunno|"
-    r"not 100%|(?:i was|i'?m) thinking)\b"
+    r"not 100%|(?:i was|i'?m) thinking|(?:i |we )?lean(?:s)? (?:towards?|to)|we'?ll see)\b"
     r"|\b(?:pending (?:the |a |an |our |their )?(?:[\w'-]+\s+){0,2}(?:review|approval|sign-?off|confirmation|decision)|"
     r"subject to|let me (?:check|confirm|ask|run it by)|(?:need|have) to (?:check|confirm) with|check(?:ing)? with|"
     r"waiting (?:for|on) (?:the |a |an |our )?(?:[\w'-]+\s+){0,2}(?:review|approval|sign-?off|answer|decision))"
     r"|还要(?:和|跟|找)?.{0,8}?(?:确认|商量|讨论|评估|对一下)|待确认|需要确认|等.{1,6}?(?:确认|拍板|批准|审批)|"
     r"还没(?:和|跟).{1,8}?(?:商量|确认|讨论|对齐)"
-    r"|\b(?:if (?:we|i|it|they|needed|necessary|ever|traffic|load|usage)|in case|down the road|eventually|at some point|"
+    r"|\b(?:if (?:we|i|it|they|needed|necessary|ever|traffic|load|usage)|in case|down the (?:road|line)|eventually|at some point|"
     r"someday|one day)\b"
     r"|也行|也可以|看起来不错|不错的选择|值得一试|可以考虑|想试试|如果|万一|到时候|以后再说|我觉得|我认为|我感觉|"
     r"比较好|更合适|更好|暂时(?!不)|临时|应该(?:会|用|是|选)|试着|还在犹豫|犹豫|还没(?:有)?(?:最终|完全|正式|真正)?(?:确定|定下来|决定|定|选|想好|拍板|敲定|商量好|讨论好)|"
@@ -53,7 +53,7 @@ HEDGE = re.compile(
 )
 # What makes a hedge a tentative choice rather than an opinion: a proposal word or a verb of using/choosing
 HEDGE_PROPOSAL = re.compile(
-    r"\b(?:maybe|perhaps|possibly|might|could|what about|how about|why not|should|shall|consider(?:ing)?|"
+    r"\b(?:maybe|perhaps|possibly|might|may|could|what about|how about|why not|should|shall|consider(?:ing)?|"
     r"leaning|inclined|probably|try(?:ing)?|use|using|go(?:ing)? with|switch(?:ing)?|mov(?:e|ing)|adopt(?:ing)?|"
     r"pick(?:ing)?|choos(?:e|ing)|whether|tentative(?:ly)?|makes? (?:the most |more )?sense|(?:good|better|best) fit|"
     r"fits?|suits?|go for|worth|likely|potentially|provisionally|pencil(?:l?ed)? in|evaluating|exploring|"
@@ -73,7 +73,7 @@ UNSURE = re.compile(r"\b(?:not sure|unsure|undecided)\b|不确定|不一定|待�
 # "not sure (yet) whether X", "还没想好": undecided, so a hedge (pending), never a negation that drops X
 UNDECIDED = re.compile(
     r"\b(?:(?:i'?m|we'?re|i am|we are)\s+)?(?:not (?:yet )?(?:sure|decided|settled|certain)|haven'?t (?:yet )?decided|"
-    r"have not (?:yet )?decided|still (?:deciding|undecided))(?:\s+yet)?\b|\b(?:nothing(?:'s| is| has been) (?:decided|final|settled)"
+    r"have not (?:yet )?decided|still (?:deciding|undecided))(?:\s+yet)?\b|\b(?:nothing(?:'s| is| has been)? (?:decided|final|settled)"
     r"(?: yet)?|not (?:final|set in stone|locked in|settled)(?: yet)?|still open|open question|(?:still |remains |is )?(?:under|up for) (?:discussion|debate|review)|to be decided|tbd|haven'?t made up (?:my|our) minds?|(?:will|gonna|need to) think (?:about it|it over)|let me think)\b|还没想好|没想好|还没定|还没决定|先不定|"
     r"还不确定|不确定|不一定|还没(?:有)?(?:最终|完全|正式|真正)?(?:确定|定下来|决定|定|选|想好|拍板|敲定)|没(?:最终|正式)?确定|尚未(?:确定|决定)|未定",
     re.I,
@@ -138,8 +138,9 @@ INSTRUCTION = re.compile(
     # a standing order about the assistant's own output, however polite: "please always use X in your examples",
     # "make sure you always ...", "default to X whenever you write tests for me", "记得每次都用 X 写示例"
     r"|(?:^|[,，;；]\s*)(?:(?:please|pls|kindly|can you|could you|would you|make sure(?: that)?(?: you)?|remember to|be sure to|and|to)"
-    r"[,\s]+)*(?:always|never|only|consistently)\b.{0,60}?(?:\byour\b|\bfor me\b|\b(?:when(?:ever)?|before|after|once) you\b|"
-    r"\b(?:show|give|write|generate|format)\s+(?:me\s+)?(?:the\s+|all\s+)?(?:code|examples?|snippets?|answers?))"
+    r"[,\s]+)*(?:always|never|only|consistently)\b.{0,100}?(?:\byour\b|\bfor me\b|\b(?:when(?:ever)?|before|after|once) you\b|"
+    r"\b(?:show|give|write|generate|format)\s+(?:me\s+)?(?:the\s+|all\s+)?(?:code|examples?|snippets?|answers?)|"
+    r"\bshow me\b|\byou(?:'d| would| will)?\s+(?:give|show|send|run|suggest|generate)\s+me\b|\byou'd\s+\w+)"
     r"|\b(?:whenever|every time|each time)\s+you\s+(?:write|show|give|generate|answer|reply|suggest|draft)\b"
     r"|(?:每次|以后|今后|往后|之后)(?:都|也)?(?:请|记得)?(?:都)?.{0,20}?(?:回答|回复|示例|例子|给我|你写|你给)",
     re.I,
@@ -177,10 +178,13 @@ NEGATIVE_EVAL = re.compile(
     r"|(?:是)?(?:另一个|别的|其他|隔壁)(?:项目组?|团队|组|仓库|服务)|不够|不行|用不惯|用不来|不顺手|太(?!好|棒|赞|爽|强|香|多了?[，,。])[\u4e00-\u9fff]|太慢|太重|太贵|太复杂|更贵|更慢|更差|更重|不好用|不稳定|有问题|不支持|不靠谱|坑太多|扛不住|去掉|干掉|淘汰|下掉|弃用|不用了",
     re.I,
 )
-# A choice given up before it was made ("本来想试试 Quarkus，但团队没人用过", "we were going to use Mongo but ..."): the
-# name in its clause is turned down, not proposed
+# A choice given up before it was made ("本来想试试 Quarkus，但团队没人用过", "we were going to use Mongo but ..."), or
+# proposed by someone else: the name in its clause is turned down, not proposed
 ABANDONED = re.compile(
     r"(?:本来|原本|原来|起初|一开始)(?:是)?(?:想|打算|计划|准备|考虑)|"
+    # what someone else proposed, reported ("之前有人提议用 Node", "someone suggested litestar"): a rival, not a choice
+    r"(?:有人|别人|其他人|隔壁组)(?:提议|建议|提过|推荐|说要)|\b(?:someone|somebody|others|people) (?:suggested|proposed|pushed for|"
+    r"asked (?:for|about))\b|"
     r"\b(?:was|were) (?:going|planning|gonna|about) to\b|\b(?:originally|initially|at first) (?:wanted|planned|thought|"
     r"considered|went with)\b",
     re.I,
@@ -217,7 +221,7 @@ DECISION = re.compile(
     r"\b(?:we(?:'ll| will| shall| are going to| 're going to)|let'?s|let us|going with|go with|we(?:'ve| have)? "
     r"decided|decided|decision|we chose|chose|we picked|picked|(?:we(?:'ve)? )?settled on|standardi[sz]e on|"
     r"from now on|going forward|it is|stick(?:ing)? with|switch(?:ing)? to|mov(?:e|ing) to|migrat(?:e|ing) to|"
-    r"adopt(?:ing)?|upgraded|bumped|approved|signed off|green-?lit|wins|won|(?:is|as) the (?:standard|default)|i meant|correction|i misspoke|(?:it|that) should be|ended up (?:with|going with|picking|using|choosing|on)|opt(?:ed|ing)? for|picking|choosing|went with|"
+    r"adopt(?:ing)?|upgraded|bumped|approved|signed off|green-?lit|wins|won|is a go|(?:is|as) the (?:standard|default)|i meant|correction|i misspoke|(?:it|that) should be|ended up (?:with|going with|picking|using|choosing|on)|opt(?:ed|ing)? for|picking|choosing|went with|"
     r"will be (?:built|written|done|using)|is going to be|gonna (?:do|go with|use)|going to do|let'?s do|we'?ll do)\b|^(?:use|pick|choose)\b|(?:\b(?:is|are)|(?<=\w)['’]s) in(?=\s*(?:[.!,;]|$))"
     r"|决定|定为|定成|定了|(?:就|都|已经|那就)?(?<![不没未])定(?=\s*[A-Za-z])|升到|升级到|升级为|更正|纠正|说错了|应该是|其实是|就用|直接用|选用|采用|选定|(?:我们|就)(?:最终|最后|还是|也)?选(?:了|择)?|(?<![不没未别])(?:最终|最后)(?:还是|就)?(?:选|用|定|决定|采用)|(?<![不没未别要])选(?:了|择了)|拍板|敲定|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|先定|准备用|打算用|计划用|就这么定|用.{1,30}吧[。！!]?$",
     re.I,

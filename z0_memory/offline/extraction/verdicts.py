@@ -21,8 +21,8 @@ from z0_memory.offline.extraction.vocabulary import Found, norm_value, term_patt
 
 # A verdict whose object is a pronoun, or that has none ("就这么办"), as a whole clause (a topic may open it: "数据仓库就用它")
 _VERDICT_EN = re.compile(
-    r"(?:^|(?<=[,;:.!]\s)|(?<=[,;:.!]))\s*(?:(?:so|ok(?:ay)?|and|then|yeah|yep|alright)[,\s]+)*"
-    r"(?:(?:we'?re|we are|i'?m|i am|we'?ll|we will|let'?s|we)\s+)?"
+    r"(?:^|(?<=[,;:.!—–]\s)|(?<=[,;:.!—–]))\s*(?:(?:so|ok(?:ay)?|and|then|yeah|yep|alright)[,\s]+)*"
+    r"(?:(?:we'?re|we are|i'?m|i am|we'?ll|we will|let'?s|we)\s+)?(?:(?:have |'ve )?decided to\s+)?"
     r"(?:going with|go(?:ing)? ahead with|went with|sticking with|stick(?:ing)? with|rolling with|"
     r"lock(?:ing|ed)?(?= (?:it|that|this) in)|keep(?:ing)?|adopt(?:ing)?|pick(?:ing)?|us(?:e|ing))\s+"
     r"(?P<pronoun>it|that|this(?: one)?|that one)(?:\s+in)?\b", re.I)
@@ -50,8 +50,10 @@ def name_back(text: str, pending: Iterable[str] = ()) -> str:
         if m is None:
             continue
         sentence_start = max(text.rfind(c, 0, m.start()) for c in ".!?。！？\n") + 1
+        ends = [i for i in (text.find(c, m.end()) for c in ".!?。！？\n") if i >= 0]
+        sentence = text[sentence_start: min(ends) + 1 if ends else len(text)]
         clause = text[sentence_start: m.end()]
-        if is_question(text[sentence_start:]) or HEDGE.search(clause) or UNDECIDED.search(clause) \
+        if is_question(sentence) or HEDGE.search(clause) or UNDECIDED.search(clause) \
                 or NEGATION.search(clause):
             continue  # "should we go with it?", "maybe we'll go with it", "not going with it"
         referent = _said_before(text, m.start(), pending)
