@@ -19,7 +19,12 @@ no LLM is configured, and the baseline the LLM extractor is measured against. Mo
 ``comparisons`` a comparison that picks a side ("Fastify > Koa for us", "Gin 比 Echo 更合适") read as a choice
 ``reasons``     where a choice's reason comes from beyond its clause: the next sentence (cued or not), a reason said
                 before it, the user's next message (``extract_candidates(earlier=...)``)
-``hedges``      hedges from outside a clause: a sentence that only hedges, "not sure about it", tentative options
+``hedges``      hedges from outside a clause: a sentence that only hedges, "not sure about it", tentative options,
+                a lean after the user's own either-or question
+``hedged_replies`` a hedged reply to what the assistant offered ("hmm, maybe." to "Want me to add Valkey?"): pending
+``verdicts``    a verdict that points back ("就用它", "we're going with it") names the pending idea it settles
+``restatements`` held facts said again ("still Go", "状态管理还是 Zustand", "recap: A, B") are repeats (``same_as``)
+``refusals``    values a message refuses outright ("no, not Celery."), never stated by any reading of it
 ``people``      owners and roles (also in lower-case messages, Chinese familiar names, listings, self-introductions)
 ``acceptance``  what a reply accepts: the assistant's proposal, statement or yes/no question, or a short answer
 ``answers``     the value a reply leads with, and the subject the assistant's question names
