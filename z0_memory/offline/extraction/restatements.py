@@ -29,11 +29,11 @@ RESTATING = re.compile(
     r"to confirm|for the record|sanity check|stack check|as always)\b"
     r"|还是(?!换|改|切|迁|用别)|没变|不变|不动|照旧|依旧|依然|仍然|继续用|回顾|提醒|再确认|确认一下|说过|没换|不换|维持",
     re.I)
-# "..., right?", "对吧？": a check of what the user believes is held, which restates it (other questions ask)
 # People are named in passing ("Ana again — she said ...", "recap for Kofi: ..."): a name is no restatement of a role
 _NAMED_IN_PASSING = ("people",)
 # "Shopify" inside "Shopify Payments": part of a longer name, not the held one
 _LONGER_NAME = re.compile(r"\s+[A-Z][\w.+#-]*")
+# "..., right?", "对吧？": a check of what the user believes is held, which restates it (other questions ask)
 _CHECK = re.compile(r"(?:\bright|\bcorrect|对吧|对吗|是吧|没错吧)\s*[?？]+\s*$", re.I)
 
 

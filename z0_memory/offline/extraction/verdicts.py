@@ -42,8 +42,8 @@ def _said_before(text: str, end: int, pending: Iterable[str]) -> list[str]:
 
 
 def name_back(text: str, pending: Iterable[str] = ()) -> str:
-    """The message with each verdict that points back rewritten to name its referent; unchanged when there is none.
-    ``pending``: the values the store holds as pending."""
+    """The message with its first verdict that points back (English, else Chinese) rewritten to name its referent;
+    unchanged when there is none. ``pending``: the values the store holds as pending."""
     pending = list(pending)
     for pattern, said in ((_VERDICT_EN, "we're going with {}"), (_VERDICT_ZH, "就用 {}")):
         m = pattern.search(text)
