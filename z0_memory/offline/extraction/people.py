@@ -65,7 +65,8 @@ def _people(clause: str) -> Statement | None:
         who = _full_name(clause, owner.end(key), (owner.group(key) or "").strip())
         area = (owner.group("area") or owner.group("area_zh") or owner.group("area_zh2") or owner.group("area_zh3")
                 or "").strip(" .。")
-        if who and who.lower() not in NOT_A_NAME and area and not who.startswith(_PRONOUNS_ZH):  # "后端我来负责"
+        if who and who.lower() not in NOT_A_NAME and area and not who.startswith(_PRONOUNS_ZH) \
+                and not _NOT_A_PERSON.search(who) and not _NOT_AN_AREA.match(area):  # "后端我来负责"
             entity = f"{_owner_area(area)}_owner"
             return Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=clause,
                               category_override="people", entity_override=entity, label_override=area)
@@ -97,6 +98,10 @@ def _people(clause: str) -> Statement | None:
 
 
 _WHOLE_ZH_NAME = re.compile(r"[\u4e00-\u9fff]{2,3}")
+# "数据库也是他负责": a pronoun is no one's name (who it stands for is another message's business)
+_NOT_A_PERSON = re.compile(r"[他她它我你]")
+# "Prettier handles it on save": what a tool handles is a task, not an area someone owns
+_NOT_AN_AREA = re.compile(r"(?:it|them|this|that|everything|all of it)\b", re.I)
 
 
 def _role_group(role: re.Match[str]) -> str:
@@ -106,6 +111,7 @@ def _role_group(role: re.Match[str]) -> str:
 _AREA_NOUNS = re.compile(
     r"\s+(?:side|stuff|work|code|codebase|part|parts|piece|things?|now|too|as well|btw|by the way|fyi|this|next|from|"
     r"starting|going forward|for now|as of|until|since)\b.*$|"
+    r"\s*(?:,|\band\b|\bbut\b)\s*(?:is|was|will|has|he|she|they|also|so)\b.*$|"  # "owns CI and is also ...": a second predicate
     r"\s*(?:这块|部分|相关|这边|方面|工作)$",
     re.I,
 )
@@ -121,9 +127,7 @@ def _owner_area(area: str) -> str:
     area = _AREA_NOUNS.sub("", area.strip()) or area  # "the frontend stuff" -> frontend
     phrases = find_phrases(area)
     if phrases and phrases[0].start == 0 and phrases[0].slot and phrases[0].slot.owner_area:
-        rest = area[phrases[0].end :].strip()
-        if not rest or contains_cjk(area):
-            return phrases[0].slot.owner_area
+        return phrases[0].slot.owner_area  # "the backend ranking service", "mobile driver app": the area it is part of
     words = re.findall(r"[\w\u4e00-\u9fff-]+", area.replace("的", " "))[:3]
     return (key_entity(" ".join(words)) or "area") if words else "area"
 
