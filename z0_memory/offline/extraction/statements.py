@@ -64,6 +64,7 @@ from z0_memory.offline.extraction.model import (
     Mode,
     Statement,
 )
+from z0_memory.offline.extraction.descriptions import describes_build
 from z0_memory.offline.extraction.keyless import keyless, preference_statements, sentence_convention, substantive
 from z0_memory.offline.extraction.markers import bare_refusal, has_bound_pair, negated, nominal, pairs_before_negation
 from z0_memory.offline.extraction.people import owners_listed, people_statement
@@ -314,7 +315,8 @@ def _clause_mode(
         return ("decision", None, False) if PROPOSAL_MARK.search(clause) else (None, None, False)
     if DECISION.search(clause) or confirms:
         return "decision", None, False
-    if FACT.search(clause) or OWNER.search(clause) or ROLE_STATEMENT.search(clause) or has_bound_pair(clause):
+    if FACT.search(clause) or OWNER.search(clause) or ROLE_STATEMENT.search(clause) or has_bound_pair(clause) \
+            or describes_build(clause):  # "sprocket is a Phoenix app on Elixir 1.17"
         return "fact", None, False
     if COLON_VALUE.match(clause):
         return "decision", None, False  # "Sync engine: Yjs": a slot phrase, a colon and a name
