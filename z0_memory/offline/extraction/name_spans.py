@@ -13,12 +13,12 @@ from z0_memory.offline.extraction.vocabulary import SLOTS, Found, Slot, find_phr
 from z0_memory.text import ENGLISH_STOPWORDS
 
 NOT_NAME_WORD = re.compile(
-    r"^(?:\w+(?:ed|ing)|run|built|written|done|set|made|up|out|also|still|now|currently|just|always|never|very|"
+    r"(?i:^(?:\w+(?:ed|ing)|run|built|written|done|set|made|up|out|also|still|now|currently|just|always|never|very|"
     r"really|pretty|quite|too|so|being|going|fine|good|great|bad|slow|fast|ok|okay|important|ready|broken|weak|strong|"
     r"noisy|silly|cheap|expensive|solid|nice|easy|hard|simple|heavy|light|stale|outdated|old|wrong|missing|empty|"
     r"flaky|down|wrong|messy|fragile|annoying|probably|maybe|perhaps|likely|definitely|tbh|imo|honestly|anyway|"
-    r"though|then)$",
-    re.I,
+    r"though|then|store|put|convert|display|send)$)"
+    r"|^[a-z]{4,}ly$",  # "pg obviously", "he basically owns": an adverb in -ly is no name (capitalised "Plotly" may be)
 )
 
 
@@ -125,7 +125,7 @@ _TITLEKIND_WORDS = KIND_WORDS - frozenset(
 def _extend_words(text: str, value: Found, taken: list[Found]) -> Found:
     end = value.end
     for _ in range(3):
-        m = _NAME_AFTER.match(text, end)
+        m = _NAME_AFTER.match(text, end) or _same_slot_after(text, end, value, taken)
         word = m.group(1).rstrip(".") if m else ""
         if not m or (word.lower() in KIND_WORDS and not (word[:1].isupper() and word.lower() in _TITLEKIND_WORDS)):
             break
@@ -136,6 +136,19 @@ def _extend_words(text: str, value: Found, taken: list[Found]) -> Found:
     if end == value.end:
         return value
     return Found(value.start, end, text[value.start:end], value.slot)
+
+# "Neon postgres", "Upstash redis": a known value of the same slot, in any case, right after a known value names one
+# product (the vendor's and the engine's name); the capitalised words _NAME_AFTER reads need no such check
+_NEXT_WORD = re.compile(r"[ \t]+([\w+#/-]+(?:\.[\w+#/-]+)*)")
+
+
+def _same_slot_after(text: str, end: int, value: Found, taken: list[Found]) -> re.Match[str] | None:
+    m = _NEXT_WORD.match(text, end)
+    if m is None or value.slot is None:
+        return None
+    known = next((t for t in taken if t.start == m.start(1)), None)
+    return m if known is not None and known.slot == value.slot and known.end == m.end(1) else None
+
 
 # "Node 已经升到 22", "Python 版本统一 3.11", "upgraded Postgres to 17": a version said apart from its name
 _VERSION_AFTER = re.compile(

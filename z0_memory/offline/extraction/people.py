@@ -38,11 +38,14 @@ _STRICT_OWNER = re.compile(r"\b(?:owns|will own|leads|will lead|is responsible f
                            r"takes over|has taken over|is taking over|will take over|looks after)\b")
 
 
+_ADVERB_LY = re.compile(r"[a-z]{4,}ly")  # "he basically owns the frontend": an adverb, not a name
+
+
 def _capitalised(clause: str) -> str:
     def cap(m: re.Match[str]) -> str:
         word = m.group(0)
         if (word in ENGLISH_STOPWORDS or word in NOT_A_NAME or _ROLE_WORDS.match(word) or find_values(word)
-                or find_phrases(word) or len(word) < 3):
+                or find_phrases(word) or len(word) < 3 or _ADVERB_LY.fullmatch(word)):
             return word
         return word[0].upper() + word[1:]
     return re.sub(r"(?<![\w'-])[a-z][a-z]+(?![\w'-])", cap, clause)

@@ -369,8 +369,8 @@ def _statements_for(
         return preference_statements(clause, pairs, person, negative, keyless_ok=not inherited)
     if not pairs:
         return keyless(clause, mode, sentence)
-    if ALTERNATIVE.search(clause) and len({p.value for p in pairs}) < len(find_values(clause)):
-        return []  # "缓存用 Redis 或者 Memcached": two values of one slot, neither chosen
+    if ALTERNATIVE.search(clause) and len({p.value for p in pairs}) < len({norm_value(v.value) for v in find_values(clause)}):
+        return []  # "缓存用 Redis 或者 Memcached": two values of one slot, neither chosen ("X 还是 X" restates one)
     if mode == "hedge" and not (HEDGE_PROPOSAL.search(clause) or has_bound_pair(clause) or open_values(clause)):
         return []  # "I think Tailwind is overrated": an opinion, not a tentative choice
     if mode in ("hedge", "preference"):

@@ -56,7 +56,7 @@ SLOTS: tuple[Slot, ...] = (
     _slot("stack", "language", "language", "开发语言",
           "programming language;language;编程语言;开发语言;语言",
           "TypeScript;JavaScript;Python;Golang|=Go|Go 语言|Go语言;Rust;Java;Kotlin;Ruby;Elixir;C#;Swift;Zig;"
-          "PHP;Dart;Lua;OCaml;C++;Scala;Haskell;Clojure;Erlang;F#;Julia;Perl;Gleam;Objective-C;Solidity"),
+          "PHP;Dart;Lua;OCaml;C++|C++11|C++14|C++17|C++20|C++23;Scala;Haskell;Clojure;Erlang;F#;Julia;Perl;Gleam;Objective-C;Solidity"),
     _slot("stack", "runtime", "runtime", "运行时", "runtime;运行时", "Node.js|NodeJS|=Node;Deno;Bun"),
     _slot("stack", "css", "styling", "样式方案",
           "css framework;styling;css;样式方案;样式", "Tailwind CSS|Tailwind|TailwindCSS;Bootstrap;CSS Modules;"
@@ -73,7 +73,7 @@ SLOTS: tuple[Slot, ...] = (
           "Stripe;Paddle;Adyen;Braintree"),
     _slot("database", "database", "database", "数据库",
           "primary db;main db;data store;persistence;relational database;sql database;存储;primary database;main database;database;datastore;db;主数据库;数据库",
-          "Supabase Postgres;Postgres|PostgreSQL|psql;MySQL;MariaDB;SQLite;MongoDB|Mongo;DynamoDB;"
+          "Supabase Postgres;Postgres|PostgreSQL|psql|=PG|=pg;MySQL;MariaDB;SQLite;MongoDB|Mongo;DynamoDB;"
           "CockroachDB;PlanetScale;Neon;Firestore;Cassandra;TiDB;TimescaleDB;InfluxDB;Supabase;"
           "ScyllaDB|Scylla;SQL Server;Oracle;TDengine;Turso;libSQL;Couchbase;Neo4j;SurrealDB;OceanBase;PolarDB;CouchDB;"
           "WatermelonDB;Isar;~Realm;D1|Cloudflare D1;Pocketbase|PocketBase;达梦", area="database"),
@@ -85,7 +85,7 @@ SLOTS: tuple[Slot, ...] = (
           "Entity Framework|EF Core;Mongoose;Tortoise ORM;Objection.js"),
     _slot("database", "migrations", "migration tool", "迁移工具",
           "db migrations;database migrations;schema migrations;migration tool;migrations;迁移工具;数据库迁移;迁移脚本",
-          "Alembic;Flyway;Liquibase;Atlas;golang-migrate"),
+          "Alembic;Flyway;Liquibase;Atlas;golang-migrate;goose;dbmate;Sqitch"),
     _slot("database", "search", "search engine", "搜索引擎",
           "search backend;full text search;site search;检索;search engine;full-text search;search;全文搜索;搜索引擎;搜索功能;搜索",
           "Elasticsearch;OpenSearch;Meilisearch;Typesense;Algolia;Solr|Apache Solr;Manticore;Pagefind;Easysearch;Vespa"),
