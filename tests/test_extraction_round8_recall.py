@@ -213,3 +213,14 @@ def test_an_area_a_space_and_a_person_then_fuze() -> None:
 
 def test_is_going_to_own_names_an_owner() -> None:
     assert by_key(run("Priya is going to own the backend."))[f"{P}:people:backend_owner"].value == "Priya"
+
+
+def test_a_capitalised_name_ending_in_ly_is_still_a_name() -> None:
+    got = by_key(run("We moved the queue to Quickly."))
+    assert got[f"{P}:stack:queue"].value == "Quickly"
+
+
+def test_builds_opening_a_sentence_is_a_noun_not_a_description() -> None:
+    # "Builds on X kept failing" is about CI builds: X is no part of the project's description
+    got = run("Builds on Render kept failing. So we moved the site to Railway.")
+    assert [c.value for c in got] == ["Railway"] and got[0].rationale == "Builds on Render kept failing"

@@ -13,8 +13,9 @@ from z0_memory.offline.extraction.vocabulary import find_values
 _KIND = r"(?:app|apps|application|service|monolith|monorepo|project|codebase|site|website|backend|frontend|api|cli|server|bot|game|library|sdk|tool)"
 # "is a Phoenix app", "'s an Expo app", "is our internal Rails app": a copula, an article, at most three words, a kind
 _IS_A = re.compile(rf"(?:\bis|'s|\bare)\s+(?:an?|our|the|one|just an?)\s+(?:[\w.+#/-]+\s+){{0,3}}?{_KIND}\b", re.I)
-# "It's written in OCaml", "builds with dune", "is built on Rails": how it is written and built
-_BUILT = re.compile(r"\b(?:written|implemented|coded)\s+in\b|\bbuilds?\s+(?:with|on)\b|\bbuilt\s+(?:with|on|in)\b", re.I)
+# "It's written in OCaml", "and builds with dune", "an app built with Expo": how it is written and built, said of a
+# subject before it ("Builds on Netlify kept timing out" opens with the noun "builds")
+_BUILT = re.compile(r"(?<=\S\s)(?:(?:written|implemented|coded)\s+in|builds?\s+with|built\s+(?:with|on|in))\b", re.I)
 # "Flutter 3.22 写的", "用 Go 写的": a name and 写的 (what it is written in)
 _WRITTEN_ZH = re.compile(r"(?:写|开发|搭)的")
 

@@ -24,8 +24,10 @@ NOT_NAME_WORD = re.compile(
 
 def looks_like_a_name(value: str) -> bool:
     """An out-of-vocabulary value must look like a thing's name, not a verb or filler ("written in", "so slow")."""
-    first = value.split()[0].lower().rstrip(".,;:!?")  # "is weak.": the sentence's full stop is no part of the word
-    return not (first in NOT_A_NAME or first in ENGLISH_STOPWORDS or NOT_NAME_WORD.match(first))
+    word = value.split()[0].rstrip(".,;:!?")  # "is weak.": the sentence's full stop is no part of the word
+    first = word.lower()
+    # NOT_NAME_WORD gets the word as written: an adverb in -ly is lower-case ("obviously"), a name may not be ("Zapfly")
+    return not (first in NOT_A_NAME or first in ENGLISH_STOPWORDS or NOT_NAME_WORD.match(word))
 
 # Words that end a value's name ("Redis cluster", "Hono app"): the thing's kind, not its name.
 KIND_WORDS = frozenset(
