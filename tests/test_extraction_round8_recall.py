@@ -224,3 +224,55 @@ def test_builds_opening_a_sentence_is_a_noun_not_a_description() -> None:
     # "Builds on X kept failing" is about CI builds: X is no part of the project's description
     got = run("Builds on Render kept failing. So we moved the site to Railway.")
     assert [c.value for c in got] == ["Railway"] and got[0].rationale == "Builds on Render kept failing"
+
+
+# People: "and she owns X" after a name; a contact person; the designer said as the field ---------------------------
+
+
+def test_and_she_owns_after_a_name_is_that_person_owning() -> None:
+    got = by_key(run("Tomasz wrote the pipeline and he owns CI."))
+    assert got[f"{P}:people:ci_owner"].value == "Tomasz"
+
+
+def test_a_contact_person_for_an_area_owns_it() -> None:
+    got = by_key(run("市场那边的对接人是小雨。"))
+    assert got[f"{P}:people:marketing_owner"].value == "小雨"
+
+
+def test_the_design_field_before_shi_names_the_designer() -> None:
+    assert by_key(run("后端是老周，设计是 Nadia。"))[f"{P}:people:designer"].value == "Nadia"
+
+
+# A known value that only qualifies the noun after it is mentioned, not stated ---------------------------------------
+
+
+def test_a_language_before_its_code_or_its_people_is_a_mention() -> None:
+    assert run("Use four spaces in the Ruby scripts.")[0].key == f"{P}:convention:indentation"
+    assert all(c.key != f"{P}:stack:language" for c in run("Use four spaces in the Ruby scripts."))
+    assert all(c.key != f"{P}:stack:language" for c in run("前端就用 Svelte，团队都是 TypeScript 背景。"))
+
+
+def test_a_language_before_a_named_framework_leaves_the_slot_to_the_framework() -> None:
+    got = by_key(run("后端用 Python 的 Litestar。"))
+    assert got[f"{P}:stack:backend_framework"].value == "Litestar" and f"{P}:stack:language" not in got
+
+
+def test_a_value_before_its_default_is_a_mention() -> None:
+    got = by_key(run("vitest, the vite default."))
+    assert got[f"{P}:tooling:testing"].value == "vitest" and f"{P}:tooling:bundler" not in got
+
+
+def test_yong_and_shang_inside_other_words_bind_nothing() -> None:
+    # "好用" (handy), "加上" (plus): not the verbs "use" and "put on"
+    got = run("日志换成 Loki 了，大家觉得界面好用多了。")
+    assert [c.value for c in got] == ["Loki"]
+    assert [c.value for c in run("测试用 Vitest，再加上 msw-mock。")] == ["Vitest"]
+
+
+def test_an_ordinary_noun_before_a_verdict_is_no_name() -> None:
+    assert [c.value for c in run("ok spike is in. Valkey it is")] == ["Valkey"]
+
+
+def test_a_tool_with_its_defaults_is_still_the_tool() -> None:
+    # "rustfmt defaults": the formatter as it comes; only "the X default" is a default of X
+    assert by_key(run("gofmt defaults, nothing custom"))[f"{P}:tooling:formatter"].value == "gofmt"

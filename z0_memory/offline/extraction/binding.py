@@ -16,6 +16,7 @@ from z0_memory.offline.extraction.chinese_values import (
 from z0_memory.offline.extraction.cues import NOT_A_NAME, REJECTED_BEFORE
 from z0_memory.offline.extraction.name_spans import (
     KIND_WORDS,
+    modifier_only,
     NOT_NAME_WORD,
     extend_name,
     looks_like_a_name,
@@ -187,11 +188,11 @@ _OPEN_VALUE = re.compile(
     r"(?P<vc>[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})(?=\s*(?:[,，.。;；!！]|$|\s+(?:for|with|and|but)\b))"  # "Sync engine: Yjs"
     r"|(?i:\b(?:use|using|go(?:ing)? with|switch(?:ed|ing)? to|mov(?:e|ed|ing) to|pick(?:ed)?|chose|settled? on)"
     r"\s+(?P<vl>[a-z][\w.+#/-]*[a-z0-9])(?=\s+(?:for|as|to)\s))"  # "we use tox for testing": lowercase, then a slot
-    r"|(?:用的是|选的是|(?<![少不别没利费作信])用|使用|采用|选用|选|改用|换成|换用|定为|定成|部署在|托管在|跑在|迁移到|切换到|切到|走|上|就|定)了?\s*"
+    r"|(?:用的是|选的是|(?<![少不别没利费作信好管常通专够实])用|使用|采用|选用|选|改用|换成|换用|定为|定成|部署在|托管在|跑在|迁移到|切换到|切到|走|(?<!加)上|就|定)了?\s*"
     r"(?:(?:我们)?自研的|自己的|一个叫|叫)?\s*"
     r"(?P<vz>[A-Za-z][\w.+#/-]*(?:[ \t]+[A-Za-z][\w.+#/-]*){0,2})"
     # a Chinese product name after 用 / 用的是, up to the clause's end ("缺陷管理用禅道，", "聚合用的是 快递100")
-    r"|(?:用的是|选的是|(?<![不别没利费作信])用(?!户)|采用|选用|改用|换成)\s*(?P<vzh>[\u4e00-\u9fff][\u4e00-\u9fffA-Za-z0-9]{1,5})"
+    r"|(?:用的是|选的是|(?<![不别没利费作信好管常通专够实])用(?!户)|采用|选用|改用|换成)\s*(?P<vzh>[\u4e00-\u9fff][\u4e00-\u9fffA-Za-z0-9]{1,5})"
     r"(?=\s*(?:[，,。.;；！!]|$))"
 )
 
@@ -209,7 +210,8 @@ _COMMON_WORDS = frozenset(
     "it this that them these those one ones something anything everything nothing same approach thing things stuff way "
     "ways version setup tool tools library libraries service services framework option options default defaults "
     "whatever whichever either neither both all some any none another other others more less most least "
-    "time support help plan plans budget room need needs ideas idea requirements coverage".split()
+    "time support help plan plans budget room need needs ideas idea requirements coverage "
+    "benchmark benchmarks prototype poc spike migration change fix patch update release build".split()
 )
 
 
@@ -319,7 +321,7 @@ def pairs_in(text: str) -> list[Found]:
     out: list[Found] = []
     seen_slots: set[tuple[str, str]] = set()
     for pair in [*bound, *values]:
-        if pair.slot is None or is_rejected(text, pair) or REDACTED in pair.value:
+        if pair.slot is None or is_rejected(text, pair) or REDACTED in pair.value or modifier_only(text, pair):
             continue
         slot_id = (pair.slot.category, pair.slot.entity)
         if slot_id in seen_slots or any(o.start == pair.start for o in out):

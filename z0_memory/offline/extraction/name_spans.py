@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from z0_memory.offline.extraction.cues import NOT_A_NAME
-from z0_memory.offline.extraction.vocabulary import SLOTS, Found, Slot, find_phrases
+from z0_memory.offline.extraction.vocabulary import SLOTS, Found, Slot, find_phrases, find_values
 from z0_memory.text import ENGLISH_STOPWORDS
 
 NOT_NAME_WORD = re.compile(
@@ -165,3 +165,22 @@ def with_version(text: str, value: Found) -> Found:
     if not m:
         return value
     return Found(value.start, m.end("n"), f"{value.value} {m.group('n')}", value.slot, value.canonical)
+
+
+# "the Lua scripts", "Python 代码统一 ruff format", "Java 背景", "the Rails default": a known value that only qualifies
+# the noun after it is mentioned, not stated; a language before its code or its people, "the X default"
+_LANGUAGE_MODIFIED = re.compile(r"\s*(?:(?i:code|scripts?|files?|agent|team|devs|developers|engineers|folks|background|"
+                                r"bindings)\b|代码|脚本|文件|背景|团队|工程师|开发者|同学|的\s*[A-Z])")
+_DEFAULT_OF = re.compile(r"\s*(?i:defaults?\b)")
+_THE_BEFORE = re.compile(r"(?i:\bthe|\bits)\s+$")
+
+
+def modifier_only(text: str, value: Found) -> bool:
+    rest = text[value.end:]
+    if _DEFAULT_OF.match(rest) and _THE_BEFORE.search(text[:value.start]):
+        return True  # "minitest, the rails default": the default of Rails ("rustfmt defaults" is rustfmt as it comes)
+    language = [v for v in find_values(value.value) if v.slot is not None and v.slot.entity == "language"]
+    if not language:
+        return False
+    # the language's own name, wherever a slot phrase filed it ("后端用 Go 的 Gin"); "Python code" read as one value too
+    return bool(_LANGUAGE_MODIFIED.match(rest) or _LANGUAGE_MODIFIED.match(value.value, language[0].end))

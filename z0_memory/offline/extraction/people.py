@@ -92,7 +92,7 @@ def _people(clause: str) -> Statement | None:
                 return Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=clause,
                                   category_override="people", entity_override=entity,
                                   label_override=zh if contains_cjk(clause) else en)
-        area = re.match(r"^\s*(?P<area>.+?)\s*(?:负责人|owner|lead|主管)$", text.strip(" .。"), re.I)
+        area = re.match(r"^\s*(?P<area>.+?)\s*(?:负责人|对接人|owner|lead|主管)$", text.strip(" .。"), re.I)
         if area:  # "李雷是我们的后端负责人", "Sam is our backend lead": the owner of that area
             return Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=clause,
                              category_override="people", entity_override=f"{_owner_area(area.group('area'))}_owner",
@@ -127,6 +127,7 @@ _OPENERS = re.compile(r"^(?:另外|还有|然后|对了|其次|同时|以及|而
 def _owner_area(area: str) -> str:
     area = _OPENERS.sub("", area.strip()) or area  # "另外数据负责人是周婷": the area is 数据
     area = re.sub(r"(?:那边|这边|这块|方面)?(?:是|由|归)$", "", area) or area  # "运维那边是小林负责": 运维
+    area = re.sub(r"(?:那边|这边|这块|方面)的?$", "", area) or area  # "运营那边的对接人": 运营
     area = _AREA_NOUNS.sub("", area.strip()) or area  # "the frontend stuff" -> frontend
     phrases = find_phrases(area)
     if phrases and phrases[0].start == 0 and phrases[0].slot and phrases[0].slot.owner_area:

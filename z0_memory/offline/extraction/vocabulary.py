@@ -204,7 +204,7 @@ SLOTS: tuple[Slot, ...] = (
 ROLES: tuple[tuple[str, str, str, str], ...] = (  # pattern, entity, English label, Chinese label
     (r"tech(?:nical)? lead|技术负责人|技术 leader", "tech_lead", "tech lead", "技术负责人"),
     (r"product manager|\bpm\b|产品经理", "product_manager", "product manager", "产品经理"),
-    (r"designer|设计师", "designer", "designer", "设计师"),
+    (r"designer|设计师|^设计$", "designer", "designer", "设计师"),  # "设计是 Sophie": the role said as its field
     (r"on-call(?: engineer)?|on call|值班", "on_call", "on-call engineer", "值班工程师"),
     (r"release manager|发布负责人", "release_manager", "release manager", "发布负责人"),
     (r"\bdba\b|数据库管理员", "dba", "DBA", "数据库管理员"),
