@@ -276,3 +276,12 @@ def test_an_ordinary_noun_before_a_verdict_is_no_name() -> None:
 def test_a_tool_with_its_defaults_is_still_the_tool() -> None:
     # "rustfmt defaults": the formatter as it comes; only "the X default" is a default of X
     assert by_key(run("gofmt defaults, nothing custom"))[f"{P}:tooling:formatter"].value == "gofmt"
+
+
+def test_a_tools_own_state_or_config_is_a_mention() -> None:
+    got = by_key(run("The Pulumi state lives in a GCS bucket."))
+    assert f"{P}:tooling:infra_as_code" not in got
+
+
+def test_infrastructure_said_as_a_tool_stays_infrastructure_as_code() -> None:
+    assert by_key(run("All our infra is OpenTofu."))[f"{P}:tooling:infra_as_code"].value == "OpenTofu"

@@ -78,7 +78,8 @@ def rebind(value: Found, phrase_slot: Slot | None) -> Slot | None:
         return phrase_slot or value.slot
     same_group = any({value.slot.entity, phrase_slot.entity} <= group for group in _INTERCHANGEABLE)
     # "hosted on Supabase": whatever else it is, what a project is deployed on is its deployment platform
-    return phrase_slot if same_group or phrase_slot.entity == "deploy" else value.slot
+    deploys = phrase_slot.entity == "deploy" and value.slot.entity != "infra_as_code"  # "All infra is Terraform"
+    return phrase_slot if same_group or deploys else value.slot
 
 
 def bound_pairs(text: str, values: list[Found], phrases: list[Found]) -> list[Found]:
@@ -340,8 +341,7 @@ _JOINER = re.compile(r"^\s*(?:and|&|/|和|及|与|、)\s*(?:(?:the|our)\s+)?$", 
 
 
 def _joined_slots(text: str, pair: Found, phrases: list[Found]) -> list[Slot]:
-    """"ruff for lint and formatting", "注册中心和服务发现都用 X": a second slot phrase joined by "and" to the one a value
-    is bound to names a second slot the same value fills."""
+    """"ruff for lint and formatting": a slot phrase joined by "and" to the one a value is bound to is filled too."""
     bound = [p for p in phrases if p.slot == pair.slot and (
         (p.start >= pair.end and _CONNECT_BEFORE_SLOT.match(text[pair.end:p.start]))
         or (p.end <= pair.start and _CONNECT_AFTER_SLOT.match(text[p.end:pair.start])))]

@@ -172,12 +172,14 @@ def with_version(text: str, value: Found) -> Found:
 _LANGUAGE_MODIFIED = re.compile(r"\s*(?:(?i:code|scripts?|files?|agent|team|devs|developers|engineers|folks|background|"
                                 r"bindings)\b|代码|脚本|文件|背景|团队|工程师|开发者|同学|的\s*[A-Z])")
 _DEFAULT_OF = re.compile(r"\s*(?i:defaults?\b)")
+# "The Terraform state lives in S3", "the Vite config": a tool's own state or configuration, not the tool chosen
+_OWN_PARTS = re.compile(r"\s*(?i:state|config|configuration|modules?|providers?)\b")
 _THE_BEFORE = re.compile(r"(?i:\bthe|\bits)\s+$")
 
 
 def modifier_only(text: str, value: Found) -> bool:
     rest = text[value.end:]
-    if _DEFAULT_OF.match(rest) and _THE_BEFORE.search(text[:value.start]):
+    if _DEFAULT_OF.match(rest) and _THE_BEFORE.search(text[:value.start]) or _OWN_PARTS.match(rest):
         return True  # "minitest, the rails default": the default of Rails ("rustfmt defaults" is rustfmt as it comes)
     language = [v for v in find_values(value.value) if v.slot is not None and v.slot.entity == "language"]
     if not language:

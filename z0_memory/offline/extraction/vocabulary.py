@@ -101,7 +101,7 @@ SLOTS: tuple[Slot, ...] = (
     _slot("tooling", "testing", "test framework", "测试框架",
           "test runner;unit testing;test suite;测试工具;test framework;testing framework;unit tests;testing;tests;测试框架;单元测试;测试",
           "pytest;Jest;Vitest;Mocha;unittest;RSpec;JUnit;testify;Go test;"
-          "Minitest;ExUnit;GoogleTest|gtest;PHPUnit;Kotest;TestNG;xUnit;NUnit;cargo-nextest|nextest;Catch2;proptest;ppx_expect", area="testing"),
+          "Minitest;ExUnit;GoogleTest|gtest;PHPUnit;Kotest;TestNG;xUnit;NUnit;cargo-nextest|cargo nextest|nextest;Catch2;proptest;ppx_expect", area="testing"),
     _slot("tooling", "e2e_testing", "end-to-end test tool", "端到端测试",
           "browser tests;browser testing;ui tests;end-to-end tests;end-to-end test;end-to-end testing;e2e tests;e2e test;e2e testing;e2e;端到端测试", "Playwright;Cypress;Selenium"),
     _slot("tooling", "package_manager", "package manager", "包管理器",
