@@ -16,6 +16,7 @@ from z0_memory.offline.extraction.chinese_values import (
 from z0_memory.offline.extraction.cues import NOT_A_NAME, REJECTED_BEFORE
 from z0_memory.offline.extraction.name_spans import (
     KIND_WORDS,
+    modifier_only,
     NOT_NAME_WORD,
     extend_name,
     looks_like_a_name,
@@ -77,7 +78,8 @@ def rebind(value: Found, phrase_slot: Slot | None) -> Slot | None:
         return phrase_slot or value.slot
     same_group = any({value.slot.entity, phrase_slot.entity} <= group for group in _INTERCHANGEABLE)
     # "hosted on Supabase": whatever else it is, what a project is deployed on is its deployment platform
-    return phrase_slot if same_group or phrase_slot.entity == "deploy" else value.slot
+    deploys = phrase_slot.entity == "deploy" and value.slot.entity != "infra_as_code"  # "All infra is Terraform"
+    return phrase_slot if same_group or deploys else value.slot
 
 
 def bound_pairs(text: str, values: list[Found], phrases: list[Found]) -> list[Found]:
@@ -114,9 +116,14 @@ _NAME_WITH_AFTER_SLOT = re.compile(r"^\s+(?:with|via|through|using|by|in)\s+(?:(
                                    r"(?P<v>[A-Z][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,2})")
 
 
+_TOKEN_COLON = re.compile(r"[:=][A-Za-z0-9]")  # "db:prepare", "cache=true": a colon inside a token is no connector
+
+
 def _generic_after(text: str, phrase: Found) -> Found | None:
     """An out-of-vocabulary value right after a slot phrase and its connector ("testing: testify", "we cache with
     Zorbcache": after a bare preposition only a capitalised name)."""
+    if _TOKEN_COLON.match(text, phrase.end):
+        return None
     w = _NAME_WITH_AFTER_SLOT.match(text[phrase.end :])
     if w and looks_like_a_name(w.group("v")):
         start = phrase.end + w.start("v")
@@ -182,11 +189,11 @@ _OPEN_VALUE = re.compile(
     r"(?P<vc>[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})(?=\s*(?:[,，.。;；!！]|$|\s+(?:for|with|and|but)\b))"  # "Sync engine: Yjs"
     r"|(?i:\b(?:use|using|go(?:ing)? with|switch(?:ed|ing)? to|mov(?:e|ed|ing) to|pick(?:ed)?|chose|settled? on)"
     r"\s+(?P<vl>[a-z][\w.+#/-]*[a-z0-9])(?=\s+(?:for|as|to)\s))"  # "we use tox for testing": lowercase, then a slot
-    r"|(?:用的是|选的是|(?<![少不别没])用|使用|采用|选用|选|改用|换成|换用|定为|定成|部署在|托管在|跑在|迁移到|切换到|切到|走|上|就|定)了?\s*"
+    r"|(?:用的是|选的是|(?<![少不别没利费作信好管常通专够实])用|使用|采用|选用|选|改用|换成|换用|定为|定成|部署在|托管在|跑在|迁移到|切换到|切到|走|(?<!加)上|就|定)了?\s*"
     r"(?:(?:我们)?自研的|自己的|一个叫|叫)?\s*"
     r"(?P<vz>[A-Za-z][\w.+#/-]*(?:[ \t]+[A-Za-z][\w.+#/-]*){0,2})"
     # a Chinese product name after 用 / 用的是, up to the clause's end ("缺陷管理用禅道，", "聚合用的是 快递100")
-    r"|(?:用的是|选的是|(?<![不别没])用(?!户)|采用|选用|改用|换成)\s*(?P<vzh>[\u4e00-\u9fff][\u4e00-\u9fffA-Za-z0-9]{1,5})"
+    r"|(?:用的是|选的是|(?<![不别没利费作信好管常通专够实])用(?!户)|采用|选用|改用|换成)\s*(?P<vzh>[\u4e00-\u9fff][\u4e00-\u9fffA-Za-z0-9]{1,5})"
     r"(?=\s*(?:[，,。.;；！!]|$))"
 )
 
@@ -204,7 +211,8 @@ _COMMON_WORDS = frozenset(
     "it this that them these those one ones something anything everything nothing same approach thing things stuff way "
     "ways version setup tool tools library libraries service services framework option options default defaults "
     "whatever whichever either neither both all some any none another other others more less most least "
-    "time support help plan plans budget room need needs ideas idea requirements coverage".split()
+    "time support help plan plans budget room need needs ideas idea requirements coverage "
+    "benchmark benchmarks prototype poc spike migration change fix patch update release build".split()
 )
 
 
@@ -269,7 +277,7 @@ def open_values(text: str, known: list[Found] | None = None) -> list[Found]:
     for m in _OPEN_VALUE.finditer(text):
         group = next(g for g in ("v", "vw", "vl", "vz", "vc", "vzh", "vi") if m.group(g))
         if group == "vzh" and (m.group(group) in CJK_COMMON or m.group(group)[0] in "它这那他她我你哪什" or
-                               m.group(group)[-1] in "的了吧呢啊"):
+                               m.group(group)[-1] in "的了吧呢啊写"):  # "用英文写": what it is written in, a manner
             continue
         if group == "vl" and (m.group(group).lower() in _COMMON_WORDS or not find_phrases(text[m.end(group):])):
             continue
@@ -314,14 +322,40 @@ def pairs_in(text: str) -> list[Found]:
     out: list[Found] = []
     seen_slots: set[tuple[str, str]] = set()
     for pair in [*bound, *values]:
-        if pair.slot is None or is_rejected(text, pair) or REDACTED in pair.value:
+        if pair.slot is None or is_rejected(text, pair) or REDACTED in pair.value or modifier_only(text, pair):
             continue
         slot_id = (pair.slot.category, pair.slot.entity)
         if slot_id in seen_slots or any(o.start == pair.start for o in out):
             continue
         seen_slots.add(slot_id)
         out.append(pair)
+    for pair in list(out):
+        for slot in _joined_slots(text, pair, phrases):
+            if (slot.category, slot.entity) not in seen_slots:
+                seen_slots.add((slot.category, slot.entity))
+                out.append(Found(pair.start, pair.end, pair.value, slot))
     return sorted(out, key=lambda p: p.start)
+
+
+_JOINER = re.compile(r"^\s*(?:and|&|/|和|及|与|、)\s*(?:(?:the|our)\s+)?$", re.I)
+
+
+def _joined_slots(text: str, pair: Found, phrases: list[Found]) -> list[Slot]:
+    """"ruff for lint and formatting": a slot phrase joined by "and" to the one a value is bound to is filled too."""
+    bound = [p for p in phrases if p.slot == pair.slot and (
+        (p.start >= pair.end and _CONNECT_BEFORE_SLOT.match(text[pair.end:p.start]))
+        or (p.end <= pair.start and _CONNECT_AFTER_SLOT.match(text[p.end:pair.start])))]
+    out = []
+    for p in bound:
+        for other in phrases:
+            if other.slot is None or other.slot == pair.slot:
+                continue
+            # "value for A and B" (both phrases after the value), "A and B use value" (both before it)
+            after = p.start >= pair.end and other.start >= p.end and _JOINER.match(text[p.end:other.start])
+            before = p.end <= pair.start and other.end <= p.start and _JOINER.match(text[other.end:p.start])
+            if after or before:
+                out.append(other.slot)
+    return out
 
 
 _LEADING_NAME = re.compile(r"(?:the\s+|our\s+)?(?P<v>[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})")

@@ -82,7 +82,7 @@ def split_sentences(text: str) -> list[str]:
 _CLAUSE_SPLIT = re.compile(
     r"\s*[,，、]\s*(?:(?:and|but|while|whereas|so|then|also)\b\s*|(?:但是?|而且|而(?!非)|不过|所以|然后|同时|并且))?"
     r"|\s+[—–]+\s*|\s*[—–]+\s+|\s+-{1,2}\s+|\s+so\s+(?=(?:we|i|it|let'?s|now|the team)\b)"  # a dash between clauses ("we use Postgres 16 — I think I told you")
-    r"|\s+(?:but|whereas|while)\s+|\s+and\s+(?=(?:we|I|[A-Z][a-z]+|the|our|all|use|format|lint|test|deploy|host)\b)"
+    r"|\s+(?:but|whereas|while)\s+|\s+and\s+(?=(?:we|I|he|she|[A-Z][a-z]+|the|our|all|use|format|lint|test|deploy|host)\b)"
     r"|\s+and\s+(?=[\w.-]+(?:\s+[\w.-]+)?\s+(?:is|are|will|runs?|goes|uses?|lives?|stays?)\b)"
 )
 
@@ -90,9 +90,17 @@ _CLAUSE_SPLIT = re.compile(
 _TOPIC_DASH = re.compile(r"^(?P<topic>[A-Za-z][\w /-]{1,30}?|[\u4e00-\u9fff][\w\u4e00-\u9fff ]{0,10}?)\s*(?:[—–]+|\s-{1,2})\s*(?=\S)")
 
 
+# "What's there today: a Django monolith, ...", "目前用了哪些：...": a wh-phrase and a colon head the answer after them
+_WH_HEADING = re.compile(r"^(?:(?i:what|which|here'?s what)\b[^:：?？\n]{0,40}|[^:：?？\n]{0,10}(?:什么|哪些))\s*[:：]\s*(?=\S)")
+
+
 def topic_colon(sentence: str) -> str:
     """"Auth — leaning towards Sanctum", "队列 —— 先用 Kafka": a slot named, then a dash, reads as "Auth: ..." (a colon
-    binds the slot to what follows; a dash would split the clause off)."""
+    binds the slot to what follows; a dash would split the clause off). A wh-heading before a colon asks nothing: the
+    sentence is what follows it."""
+    heading = _WH_HEADING.match(sentence)
+    if heading is not None and not sentence.rstrip().endswith(("?", "？")):
+        sentence = sentence[heading.end():]
     m = _TOPIC_DASH.match(sentence)
     if m is None:
         return sentence

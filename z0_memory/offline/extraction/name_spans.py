@@ -9,23 +9,25 @@ from __future__ import annotations
 import re
 
 from z0_memory.offline.extraction.cues import NOT_A_NAME
-from z0_memory.offline.extraction.vocabulary import SLOTS, Found, Slot, find_phrases
+from z0_memory.offline.extraction.vocabulary import SLOTS, Found, Slot, find_phrases, find_values
 from z0_memory.text import ENGLISH_STOPWORDS
 
 NOT_NAME_WORD = re.compile(
-    r"^(?:\w+(?:ed|ing)|run|built|written|done|set|made|up|out|also|still|now|currently|just|always|never|very|"
+    r"(?i:^(?:\w+(?:ed|ing)|run|built|written|done|set|made|up|out|also|still|now|currently|just|always|never|very|"
     r"really|pretty|quite|too|so|being|going|fine|good|great|bad|slow|fast|ok|okay|important|ready|broken|weak|strong|"
     r"noisy|silly|cheap|expensive|solid|nice|easy|hard|simple|heavy|light|stale|outdated|old|wrong|missing|empty|"
     r"flaky|down|wrong|messy|fragile|annoying|probably|maybe|perhaps|likely|definitely|tbh|imo|honestly|anyway|"
-    r"though|then)$",
-    re.I,
+    r"though|then|store|put|convert|display|send)$)"
+    r"|^[a-z]{4,}ly$",  # "pg obviously", "he basically owns": an adverb in -ly is no name (capitalised "Plotly" may be)
 )
 
 
 def looks_like_a_name(value: str) -> bool:
     """An out-of-vocabulary value must look like a thing's name, not a verb or filler ("written in", "so slow")."""
-    first = value.split()[0].lower()
-    return not (first in NOT_A_NAME or first in ENGLISH_STOPWORDS or NOT_NAME_WORD.match(first))
+    word = value.split()[0].rstrip(".,;:!?")  # "is weak.": the sentence's full stop is no part of the word
+    first = word.lower()
+    # NOT_NAME_WORD gets the word as written: an adverb in -ly is lower-case ("obviously"), a name may not be ("Zapfly")
+    return not (first in NOT_A_NAME or first in ENGLISH_STOPWORDS or NOT_NAME_WORD.match(word))
 
 # Words that end a value's name ("Redis cluster", "Hono app"): the thing's kind, not its name.
 KIND_WORDS = frozenset(
@@ -125,7 +127,7 @@ _TITLEKIND_WORDS = KIND_WORDS - frozenset(
 def _extend_words(text: str, value: Found, taken: list[Found]) -> Found:
     end = value.end
     for _ in range(3):
-        m = _NAME_AFTER.match(text, end)
+        m = _NAME_AFTER.match(text, end) or _same_slot_after(text, end, value, taken)
         word = m.group(1).rstrip(".") if m else ""
         if not m or (word.lower() in KIND_WORDS and not (word[:1].isupper() and word.lower() in _TITLEKIND_WORDS)):
             break
@@ -136,6 +138,19 @@ def _extend_words(text: str, value: Found, taken: list[Found]) -> Found:
     if end == value.end:
         return value
     return Found(value.start, end, text[value.start:end], value.slot)
+
+# "Neon postgres", "Upstash redis": a known value of the same slot, in any case, right after a known value names one
+# product (the vendor's and the engine's name); the capitalised words _NAME_AFTER reads need no such check
+_NEXT_WORD = re.compile(r"[ \t]+([\w+#/-]+(?:\.[\w+#/-]+)*)")
+
+
+def _same_slot_after(text: str, end: int, value: Found, taken: list[Found]) -> re.Match[str] | None:
+    m = _NEXT_WORD.match(text, end)
+    if m is None or value.slot is None:
+        return None
+    known = next((t for t in taken if t.start == m.start(1)), None)
+    return m if known is not None and known.slot == value.slot and known.end == m.end(1) else None
+
 
 # "Node 已经升到 22", "Python 版本统一 3.11", "upgraded Postgres to 17": a version said apart from its name
 _VERSION_AFTER = re.compile(
@@ -150,3 +165,24 @@ def with_version(text: str, value: Found) -> Found:
     if not m:
         return value
     return Found(value.start, m.end("n"), f"{value.value} {m.group('n')}", value.slot, value.canonical)
+
+
+# "the Lua scripts", "Python 代码统一 ruff format", "Java 背景", "the Rails default": a known value that only qualifies
+# the noun after it is mentioned, not stated; a language before its code or its people, "the X default"
+_LANGUAGE_MODIFIED = re.compile(r"\s*(?:(?i:code|scripts?|files?|agent|team|devs|developers|engineers|folks|background|"
+                                r"bindings)\b|代码|脚本|文件|背景|团队|工程师|开发者|同学|的\s*[A-Z])")
+_DEFAULT_OF = re.compile(r"\s*(?i:defaults?\b)")
+# "The Terraform state lives in S3", "the Vite config": a tool's own state or configuration, not the tool chosen
+_OWN_PARTS = re.compile(r"\s*(?i:state|config|configuration|modules?|providers?)\b")
+_THE_BEFORE = re.compile(r"(?i:\bthe|\bits)\s+$")
+
+
+def modifier_only(text: str, value: Found) -> bool:
+    rest = text[value.end:]
+    if _DEFAULT_OF.match(rest) and _THE_BEFORE.search(text[:value.start]) or _OWN_PARTS.match(rest):
+        return True  # "minitest, the rails default": the default of Rails ("rustfmt defaults" is rustfmt as it comes)
+    language = [v for v in find_values(value.value) if v.slot is not None and v.slot.entity == "language"]
+    if not language:
+        return False
+    # the language's own name, wherever a slot phrase filed it ("后端用 Go 的 Gin"); "Python code" read as one value too
+    return bool(_LANGUAGE_MODIFIED.match(rest) or _LANGUAGE_MODIFIED.match(value.value, language[0].end))

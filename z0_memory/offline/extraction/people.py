@@ -38,11 +38,14 @@ _STRICT_OWNER = re.compile(r"\b(?:owns|will own|leads|will lead|is responsible f
                            r"takes over|has taken over|is taking over|will take over|looks after)\b")
 
 
+_ADVERB_LY = re.compile(r"[a-z]{4,}ly")  # "he basically owns the frontend": an adverb, not a name
+
+
 def _capitalised(clause: str) -> str:
     def cap(m: re.Match[str]) -> str:
         word = m.group(0)
         if (word in ENGLISH_STOPWORDS or word in NOT_A_NAME or _ROLE_WORDS.match(word) or find_values(word)
-                or find_phrases(word) or len(word) < 3):
+                or find_phrases(word) or len(word) < 3 or _ADVERB_LY.fullmatch(word)):
             return word
         return word[0].upper() + word[1:]
     return re.sub(r"(?<![\w'-])[a-z][a-z]+(?![\w'-])", cap, clause)
@@ -65,7 +68,8 @@ def _people(clause: str) -> Statement | None:
         who = _full_name(clause, owner.end(key), (owner.group(key) or "").strip())
         area = (owner.group("area") or owner.group("area_zh") or owner.group("area_zh2") or owner.group("area_zh3")
                 or "").strip(" .。")
-        if who and who.lower() not in NOT_A_NAME and area and not who.startswith(_PRONOUNS_ZH):  # "后端我来负责"
+        if who and who.lower() not in NOT_A_NAME and area and not who.startswith(_PRONOUNS_ZH) \
+                and not _NOT_A_PERSON.search(who) and not _NOT_AN_AREA.match(area):  # "后端我来负责"
             entity = f"{_owner_area(area)}_owner"
             return Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=clause,
                               category_override="people", entity_override=entity, label_override=area)
@@ -88,7 +92,7 @@ def _people(clause: str) -> Statement | None:
                 return Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=clause,
                                   category_override="people", entity_override=entity,
                                   label_override=zh if contains_cjk(clause) else en)
-        area = re.match(r"^\s*(?P<area>.+?)\s*(?:负责人|owner|lead|主管)$", text.strip(" .。"), re.I)
+        area = re.match(r"^\s*(?P<area>.+?)\s*(?:负责人|对接人|owner|lead|主管)$", text.strip(" .。"), re.I)
         if area:  # "李雷是我们的后端负责人", "Sam is our backend lead": the owner of that area
             return Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=clause,
                              category_override="people", entity_override=f"{_owner_area(area.group('area'))}_owner",
@@ -97,6 +101,10 @@ def _people(clause: str) -> Statement | None:
 
 
 _WHOLE_ZH_NAME = re.compile(r"[\u4e00-\u9fff]{2,3}")
+# "数据库也是他负责": a pronoun is no one's name (who it stands for is another message's business)
+_NOT_A_PERSON = re.compile(r"[他她它我你]")
+# "Prettier handles it on save": what a tool handles is a task, not an area someone owns
+_NOT_AN_AREA = re.compile(r"(?:it|them|this|that|everything|all of it)\b", re.I)
 
 
 def _role_group(role: re.Match[str]) -> str:
@@ -106,6 +114,7 @@ def _role_group(role: re.Match[str]) -> str:
 _AREA_NOUNS = re.compile(
     r"\s+(?:side|stuff|work|code|codebase|part|parts|piece|things?|now|too|as well|btw|by the way|fyi|this|next|from|"
     r"starting|going forward|for now|as of|until|since)\b.*$|"
+    r"\s*(?:,|\band\b|\bbut\b)\s*(?:is|was|will|has|he|she|they|also|so)\b.*$|"  # "owns CI and is also ...": a second predicate
     r"\s*(?:这块|部分|相关|这边|方面|工作)$",
     re.I,
 )
@@ -118,12 +127,11 @@ _OPENERS = re.compile(r"^(?:另外|还有|然后|对了|其次|同时|以及|而
 def _owner_area(area: str) -> str:
     area = _OPENERS.sub("", area.strip()) or area  # "另外数据负责人是周婷": the area is 数据
     area = re.sub(r"(?:那边|这边|这块|方面)?(?:是|由|归)$", "", area) or area  # "运维那边是小林负责": 运维
+    area = re.sub(r"(?:那边|这边|这块|方面)的?$", "", area) or area  # "运营那边的对接人": 运营
     area = _AREA_NOUNS.sub("", area.strip()) or area  # "the frontend stuff" -> frontend
     phrases = find_phrases(area)
     if phrases and phrases[0].start == 0 and phrases[0].slot and phrases[0].slot.owner_area:
-        rest = area[phrases[0].end :].strip()
-        if not rest or contains_cjk(area):
-            return phrases[0].slot.owner_area
+        return phrases[0].slot.owner_area  # "the backend ranking service", "mobile driver app": the area it is part of
     words = re.findall(r"[\w\u4e00-\u9fff-]+", area.replace("的", " "))[:3]
     return (key_entity(" ".join(words)) or "area") if words else "area"
 

@@ -64,6 +64,7 @@ from z0_memory.offline.extraction.model import (
     Mode,
     Statement,
 )
+from z0_memory.offline.extraction.descriptions import describes_build
 from z0_memory.offline.extraction.keyless import keyless, preference_statements, sentence_convention, substantive
 from z0_memory.offline.extraction.markers import bare_refusal, has_bound_pair, negated, nominal, pairs_before_negation
 from z0_memory.offline.extraction.people import owners_listed, people_statement
@@ -324,7 +325,8 @@ def _clause_mode(
         return ("decision", None, False) if PROPOSAL_MARK.search(clause) else (None, None, False)
     if DECISION.search(clause) or confirms:
         return "decision", None, False
-    if FACT.search(clause) or OWNER.search(clause) or ROLE_STATEMENT.search(clause) or has_bound_pair(clause):
+    if FACT.search(clause) or OWNER.search(clause) or ROLE_STATEMENT.search(clause) or has_bound_pair(clause) \
+            or describes_build(clause):  # "sprocket is a Phoenix app on Elixir 1.17"
         return "fact", None, False
     if COLON_VALUE.match(clause):
         return "decision", None, False  # "Sync engine: Yjs": a slot phrase, a colon and a name
@@ -377,8 +379,8 @@ def _statements_for(
         return preference_statements(clause, pairs, person, negative, keyless_ok=not inherited)
     if not pairs:
         return keyless(clause, mode, sentence)
-    if ALTERNATIVE.search(clause) and len({p.value for p in pairs}) < len(find_values(clause)):
-        return []  # "缓存用 Redis 或者 Memcached": two values of one slot, neither chosen
+    if ALTERNATIVE.search(clause) and len({p.value for p in pairs}) < len({norm_value(v.value) for v in find_values(clause)}):
+        return []  # "缓存用 Redis 或者 Memcached": two values of one slot, neither chosen ("X 还是 X" restates one)
     if mode == "hedge" and not (HEDGE_PROPOSAL.search(clause) or has_bound_pair(clause) or open_values(clause)):
         return []  # "I think Tailwind is overrated": an opinion, not a tentative choice
     if mode in ("hedge", "preference"):

@@ -22,7 +22,10 @@ _CATEGORY_WORDS = (
     ("convention", re.compile(r"\b(?:convention|format|style|naming|rule|rules)\b|规范|格式|风格|命名", re.I)),
 )
 _FILLER = re.compile(r"^(?:(?:so|and|also|oh|ok|okay|the|our|for|as|then|plus|btw|all|every|另外|还有|然后|我们的?|那)\s*)+", re.I)
-_TRAILING = re.compile(r"\s*(?:先|就|也|还|都|目前|现在|暂时|统一|主要|直接|一律|我们)+$")
+# adverbs between a slot phrase and its verb, hedges among them ("沙箱考虑用 Judge0", "实验平台也许用 GrowthBook"): they
+# qualify the choice and are no part of the slot's name
+_TRAILING = re.compile(r"\s*(?:先|就|也|还|都|在|目前|现在|暂时|统一|主要|直接|一律|我们|一直|也许|可能|考虑|打算|准备|倾向于?|"
+                       r"应该|大概|或许|计划)+$")
 _NAME = r"[A-Za-z0-9][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2}"
 
 
@@ -81,7 +84,7 @@ def unknown_slot(text: str, value: str) -> tuple[str, str] | None:
 
 # Chinese words that make a phrase a remark about someone rather than the name of a thing ("刘洋说他更喜欢",
 # "别再"): pronouns, saying and liking, negation
-_NOT_A_THING_ZH = re.compile(r"[我你他她它说别不没想]|喜欢|觉得|希望|要求|建议")
+_NOT_A_THING_ZH = re.compile(r"[我你他她它说别不没想]|喜欢|觉得|希望|要求|建议|公司|团队|大家|项目")
 _NOT_SLOTS = frozenset(
     "we i it this that they you he she everything all today now decision made decision update note reminder "
     "correction actually so ok yes no".split()

@@ -49,11 +49,14 @@ SLOTS: tuple[Slot, ...] = (
     _slot("stack", "frontend_framework", "frontend framework", "前端框架",
           "web client;client side;client-side;spa;web frontend;客户端;frontend framework;frontend;front end;front-end;ui framework;web app;前端框架;前端",
           "React;Vue|Vue.js;Svelte;SvelteKit;SolidJS|=Solid;Angular;Next.js|NextJS;Nuxt;Remix;Astro;Qwik;Hotwire;htmx;"
-          "Ember|Ember.js;Preact;Alpine.js;Blazor;LiveView|Phoenix LiveView",
+          "Ember|Ember.js;Preact;Alpine.js;Blazor;LiveView|Phoenix LiveView;"
+          # mobile and mini-program UI frameworks: what a mobile product's front end is written in
+          "Flutter;React Native;Ionic;uni-app;Taro",
           area="frontend"),
     _slot("stack", "language", "language", "开发语言",
           "programming language;language;编程语言;开发语言;语言",
-          "TypeScript;JavaScript;Python;Golang|=Go|Go 语言|Go语言;Rust;Java;Kotlin;Ruby;Elixir;C#;Swift;Zig"),
+          "TypeScript;JavaScript;Python;Golang|=Go|Go 语言|Go语言;Rust;Java;Kotlin;Ruby;Elixir;C#;Swift;Zig;"
+          "PHP;Dart;Lua;OCaml;C++|C++11|C++14|C++17|C++20|C++23;Scala;Haskell;Clojure;Erlang;F#;Julia;Perl;Gleam;Objective-C;Solidity"),
     _slot("stack", "runtime", "runtime", "运行时", "runtime;运行时", "Node.js|NodeJS|=Node;Deno;Bun"),
     _slot("stack", "css", "styling", "样式方案",
           "css framework;styling;css;样式方案;样式", "Tailwind CSS|Tailwind|TailwindCSS;Bootstrap;CSS Modules;"
@@ -64,13 +67,16 @@ SLOTS: tuple[Slot, ...] = (
     _slot("stack", "queue", "job queue", "消息队列",
           "background processing;background workers;background job;job processing;async jobs;event bus;event streaming;message broker;pub/sub;pubsub;异步任务;后台任务;消息中间件;message queue;job queue;task queue;background jobs;queue;消息队列;任务队列;队列",
           "Kafka;RabbitMQ;SQS;BullMQ;Celery;NATS;Sidekiq;Temporal;Pulsar;RocketMQ;ActiveMQ;Dramatiq;RQ;Resque;Oban;"
-          "Hangfire;Faktory;Procrastinate;Redpanda;Google Pub/Sub"),
+          "Hangfire;Faktory;Procrastinate;Redpanda;Google Pub/Sub;"
+          "arq;Inngest;pg-boss;Solid Queue;GoodJob;Asynq;Huey;django-q2;Redis Streams|Redis Stream;Machinery"),
     _slot("stack", "payments", "payment provider", "支付服务", "billing;payment processing;checkout;收款;计费;payment provider;payments;支付",
           "Stripe;Paddle;Adyen;Braintree"),
     _slot("database", "database", "database", "数据库",
           "primary db;main db;data store;persistence;relational database;sql database;存储;primary database;main database;database;datastore;db;主数据库;数据库",
-          "Supabase Postgres;Postgres|PostgreSQL|psql;MySQL;MariaDB;SQLite;MongoDB|Mongo;DynamoDB;"
-          "CockroachDB;PlanetScale;Neon;Firestore;Cassandra;TiDB;TimescaleDB;InfluxDB;Supabase", area="database"),
+          "Supabase Postgres;Postgres|PostgreSQL|psql|=PG|=pg;MySQL;MariaDB;SQLite;MongoDB|Mongo;DynamoDB;"
+          "CockroachDB;PlanetScale;Neon;Firestore;Cassandra;TiDB;TimescaleDB;InfluxDB;Supabase;"
+          "ScyllaDB|Scylla;SQL Server;Oracle;TDengine;Turso;libSQL;Couchbase;Neo4j;SurrealDB;OceanBase;PolarDB;CouchDB;"
+          "WatermelonDB;Isar;~Realm;D1|Cloudflare D1;Pocketbase|PocketBase;达梦", area="database"),
     _slot("database", "cache", "cache", "缓存", "caching layer;session store;in-memory store;缓存服务;cache layer;caching;cache;缓存层;缓存",
           "Redis;Memcached;Valkey;KeyDB;Dragonfly;Caffeine;Cachex;Ehcache;Hazelcast"),
     _slot("database", "orm", "ORM", "ORM", "database layer;db layer;data layer;persistence layer;orm;query builder;data access layer;数据访问层;持久层框架;持久层",
@@ -79,10 +85,10 @@ SLOTS: tuple[Slot, ...] = (
           "Entity Framework|EF Core;Mongoose;Tortoise ORM;Objection.js"),
     _slot("database", "migrations", "migration tool", "迁移工具",
           "db migrations;database migrations;schema migrations;migration tool;migrations;迁移工具;数据库迁移;迁移脚本",
-          "Alembic;Flyway;Liquibase;Atlas;golang-migrate"),
+          "Alembic;Flyway;Liquibase;Atlas;golang-migrate;goose;dbmate;Sqitch"),
     _slot("database", "search", "search engine", "搜索引擎",
           "search backend;full text search;site search;检索;search engine;full-text search;search;全文搜索;搜索引擎;搜索功能;搜索",
-          "Elasticsearch;OpenSearch;Meilisearch;Typesense;Algolia;Solr|Apache Solr;Manticore"),
+          "Elasticsearch;OpenSearch;Meilisearch;Typesense;Algolia;Solr|Apache Solr;Manticore;Pagefind;Easysearch;Vespa"),
     _slot("database", "warehouse", "data warehouse", "数据仓库",
           "analytics database;olap;reporting database;数据分析;data warehouse;analytics warehouse;warehouse;数据仓库;数仓",
           "ClickHouse;DuckDB;BigQuery;Snowflake;Redshift;Databricks"),
@@ -90,46 +96,54 @@ SLOTS: tuple[Slot, ...] = (
           "embeddings store;embedding store;vector index;向量检索;vector store;vector database;vector db;向量数据库;向量库",
           "pgvector;Pinecone;Qdrant;Weaviate;Chroma;Milvus"),
     _slot("database", "object_storage", "object storage", "对象存储",
-          "file uploads;uploads;blob store;asset storage;media storage;文件上传;图片存储;object storage;file storage;blob storage;对象存储;文件存储", "S3|Amazon S3;R2|Cloudflare R2;GCS;MinIO"),
+          "file uploads;uploads;blob store;asset storage;media storage;文件上传;图片存储;object storage;file storage;blob storage;对象存储;文件存储", "S3|Amazon S3;R2|Cloudflare R2;GCS;MinIO;"
+          "阿里云 OSS|Aliyun OSS|OSS;腾讯云 COS|Tencent COS|COS;七牛云|七牛|Qiniu;Backblaze B2|B2;Supabase Storage;Firebase Storage"),
     _slot("tooling", "testing", "test framework", "测试框架",
           "test runner;unit testing;test suite;测试工具;test framework;testing framework;unit tests;testing;tests;测试框架;单元测试;测试",
-          "pytest;Jest;Vitest;Mocha;unittest;RSpec;JUnit;testify;Go test", area="testing"),
+          "pytest;Jest;Vitest;Mocha;unittest;RSpec;JUnit;testify;Go test;"
+          "Minitest;ExUnit;GoogleTest|gtest;PHPUnit;Kotest;TestNG;xUnit;NUnit;cargo-nextest|cargo nextest|nextest;Catch2;proptest;ppx_expect", area="testing"),
     _slot("tooling", "e2e_testing", "end-to-end test tool", "端到端测试",
           "browser tests;browser testing;ui tests;end-to-end tests;end-to-end test;end-to-end testing;e2e tests;e2e test;e2e testing;e2e;端到端测试", "Playwright;Cypress;Selenium"),
     _slot("tooling", "package_manager", "package manager", "包管理器",
-          "package manager;dependency management;包管理器;包管理;依赖管理", "pnpm;npm;Yarn;uv;Poetry;pip;pipenv;Cargo"),
+          "package manager;dependency management;包管理器;包管理;依赖管理", "pnpm;npm;Yarn;uv;Poetry;pip;pipenv;Cargo;pixi;Hatch;PDM;conda"),
     _slot("tooling", "linter", "linter", "代码检查工具",
-          "static analysis;lint rules;linter;linting;lint;代码检查;静态检查", "ESLint;Biome;Ruff;flake8;pylint;golangci-lint;Clippy;oxlint"),
+          "static analysis;lint rules;linter;linting;lint;代码检查;静态检查", "ESLint;Biome;Ruff;flake8;pylint;golangci-lint;Clippy;oxlint;"
+          "RuboCop|rubocop-rails-omakase;Credo;sqlfluff;Stylelint;Checkstyle;ktlint;detekt;clang-tidy;ShellCheck;P3C"),
     _slot("tooling", "formatter", "formatter", "格式化工具",
-          "code formatting;auto-formatting;代码格式化;code formatter;formatter;formatting;格式化工具;格式化", "Prettier;Black;gofmt;rustfmt;dprint"),
+          "code formatting;auto-formatting;代码格式化;code formatter;formatter;formatting;格式化工具;格式化", "Prettier;Black;gofmt;rustfmt;dprint;ocamlformat;clang-format;mix format;Spotless;ktfmt;swift-format"),
     _slot("tooling", "type_checker", "type checker", "类型检查", "type checker;type checking;类型检查",
-          "mypy;Pyright;tsc"),
+          "mypy;Pyright;tsc;Dialyzer;Sorbet"),
     _slot("tooling", "ci", "CI", "CI", "build pipeline;ci server;流水线;continuous integration;ci/cd;ci pipeline;ci;持续集成",
-          "GitHub Actions;GitLab CI;CircleCI;Jenkins;Buildkite;Travis CI;Drone", area="ci"),
+          "GitHub Actions;GitLab CI;CircleCI;Jenkins;Buildkite;Travis CI;Drone;"
+          "Forgejo Actions;Gitea Actions;Woodpecker|Woodpecker CI;TeamCity;Azure Pipelines;Bitbucket Pipelines", area="ci"),
     _slot("tooling", "bundler", "bundler", "构建工具", "bundler;build tool;frontend build;打包工具;构建工具;前端构建",
-          "Vite;webpack;esbuild;Rollup;Turbopack;Parcel;tsup;Rspack"),
+          "Vite;webpack;esbuild;Rollup;Turbopack;Parcel;tsup;Rspack;"
+          # build tools of compiled languages: what "build tool" names there
+          "Gradle;Maven;CMake;Bazel;Meson;sbt;dune"),
     _slot("tooling", "monitoring", "monitoring", "监控",
           "error reporting;crash reporting;apm;metrics;alerting;tracing;告警;指标;error tracking;error monitoring;monitoring;observability;log management;logging;logs;错误监控;监控;可观测性;"
           "日志",
           "Sentry;Datadog;Grafana;Prometheus;New Relic;Honeycomb;OpenTelemetry;Honeybadger;Rollbar;Bugsnag;"
-          "Papertrail;Better Stack;Logtail;Loki;Splunk"),
+          "Papertrail;Better Stack;Logtail;Loki;Splunk;"
+          "AppSignal;~Tempo|Grafana Tempo;Jaeger;Zipkin;SigNoz;VictoriaMetrics;ELK;Kibana;Graylog;Grafana Cloud"),
     _slot("tooling", "orchestration", "workflow orchestrator", "任务编排",
-          "workflows;cron jobs;scheduled jobs;定时任务;工作流;orchestration;orchestrator;workflow engine;scheduler;任务编排;调度;编排", "Airflow;Dagster;Prefect;Luigi"),
+          "workflows;cron jobs;scheduled jobs;定时任务;工作流;orchestration;orchestrator;workflow engine;scheduler;任务编排;调度;编排", "Airflow;Dagster;Prefect;Luigi;Argo Workflows;Kestra;APScheduler"),
     _slot("tooling", "bi", "BI tool", "BI 工具", "analytics dashboards;reporting;数据看板;dashboards;dashboard;bi tool;bi;报表;看板;仪表盘",
           "Metabase;Superset;Looker;Tableau;Power BI;Redash"),
     _slot("tooling", "docs", "documentation tool", "文档工具",
-          "docs site;documentation site;api docs;文档站;component docs;documentation;docs;组件文档;文档", "Storybook;Docusaurus;MkDocs;VitePress;Sphinx"),
+          "docs site;documentation site;api docs;文档站;component docs;documentation;docs;组件文档;文档", "Storybook;Docusaurus;MkDocs;VitePress;Sphinx;odoc;mdBook|mdbook;Starlight;Apifox;Swagger UI|Swagger;Redoc"),
     _slot("tooling", "monorepo", "monorepo tool", "monorepo 工具", "monorepo tool;monorepo;单仓库",
           "Turborepo;Nx;Lerna;Rush"),
     _slot("tooling", "editor", "editor", "编辑器", "editor;ide;编辑器",
           "Helix;Neovim;Vim;Emacs;VS Code|VSCode;Zed;Cursor;IntelliJ;GoLand;WebStorm;PyCharm;Sublime Text;Xcode;"
           "Android Studio"),
     _slot("tooling", "issue_tracker", "issue tracker", "任务管理工具",
-          "project management;task tracking;bug tracker;backlog;工单;issue tracker;ticket tracker;tickets;任务管理;项目管理", "Linear;Jira;GitHub Issues;Trello"),
+          "project management;task tracking;bug tracker;bug tracking;backlog;工单;issue tracker;ticket tracker;tickets;任务管理;项目管理;缺陷管理;缺陷跟踪", "Linear;Jira;GitHub Issues;Trello"),
     _slot("process", "deploy", "deployment platform", "部署平台",
           "infra;infrastructure;cloud provider;hosting provider;production;prod;托管平台;云平台;服务器;生产环境;deployment platform;deployment;deploys;deploy;hosting;hosted;host;部署平台;部署;托管;上线",
           "Fly.io|Fly;Alibaba Cloud|阿里云;Tencent Cloud|腾讯云;Huawei Cloud|华为云;Vercel;Render;Railway;Heroku;Netlify;Cloudflare Workers;Cloudflare Pages;Kubernetes|k8s;"
-          "ECS;AWS Lambda|Lambda;DigitalOcean;Hetzner;Cloud Run;AWS;GCP;Azure", area="deploy"),
+          "ECS;AWS Lambda|Lambda;DigitalOcean;Hetzner;Cloud Run;AWS;GCP;Azure;"
+          "Kamal;Dokku;Nomad;AKS;EKS;GKE;Coolify;Gigalixir;Scaleway;OpenShift;Argo CD|ArgoCD", area="deploy"),
     _slot("process", "branching", "branching model", "分支策略",
           "git workflow;branch model;分支管理;branching model;branching strategy;branch strategy;branching;分支策略;分支模型",
           "trunk-based development|trunk-based|trunk based;Git Flow|GitFlow;GitHub Flow"),
@@ -161,12 +175,36 @@ SLOTS: tuple[Slot, ...] = (
           "SemVer|semantic versioning;CalVer"),
     _slot("convention", "style", "code style", "代码风格", "code style;style guide;代码风格;风格",
           "PEP 8|PEP8;Airbnb style;Google style;StandardJS"),
+    # Categories people name as often as the ones above, each with its well-known products, so that a product said
+    # without its slot ("我们用 Zustand", "Nacos 做注册中心") still lands under one key
+    _slot("stack", "state_management", "state management", "状态管理",
+          "state management;state library;状态管理库;状态管理",
+          "Redux|Redux Toolkit;Zustand;Pinia;Vuex;MobX;Riverpod;~Bloc;Jotai;Recoil;NgRx;XState;Valtio"),
+    _slot("stack", "push_notifications", "push notifications", "推送服务",
+          "push notifications;push notification;push service;push 通知;推送服务;消息推送;推送",
+          "OneSignal;极光推送|极光|JPush;Firebase Cloud Messaging|FCM;APNs;Pushy;个推"),
+    _slot("stack", "model_serving", "model serving", "模型服务", "model serving;inference server;模型服务;推理服务",
+          "vLLM;Triton|Triton Inference Server;Ray Serve;TorchServe;BentoML;KServe;Ollama;SGLang"),
+    _slot("tooling", "infra_as_code", "infrastructure as code", "基础设施即代码",
+          "infrastructure as code;infra as code;iac;基础设施即代码;基础设施",
+          "Terraform;Pulumi;OpenTofu;CloudFormation;AWS CDK"),
+    _slot("stack", "ui_library", "UI component library", "组件库",
+          "ui library;component library;ui kit;ui components;UI 组件库;UI 库;组件库",
+          "Element Plus|Element UI;Ant Design|antd;MUI|Material UI;shadcn/ui|shadcn;Chakra UI;Mantine;Vuetify;"
+          "Naive UI;Vant;Radix UI;Headless UI;Quasar"),
+    _slot("stack", "service_discovery", "service discovery", "服务发现",
+          "service discovery;service registry;注册中心;服务发现;服务注册", "Nacos;Consul;Eureka;etcd;ZooKeeper"),
+    _slot("tooling", "experiment_tracking", "experiment tracking", "实验追踪",
+          "experiment tracking;experiment tracker;实验追踪;实验跟踪;实验管理",
+          "MLflow;Weights & Biases|W&B|wandb;Comet ML;Neptune;ClearML;TensorBoard"),
+    _slot("stack", "cms", "CMS", "内容管理系统", "headless cms;cms;内容管理系统",
+          "~Sanity;Contentful;Strapi;Payload CMS;Directus;WordPress"),
 )
 
 ROLES: tuple[tuple[str, str, str, str], ...] = (  # pattern, entity, English label, Chinese label
     (r"tech(?:nical)? lead|技术负责人|技术 leader", "tech_lead", "tech lead", "技术负责人"),
     (r"product manager|\bpm\b|产品经理", "product_manager", "product manager", "产品经理"),
-    (r"designer|设计师", "designer", "designer", "设计师"),
+    (r"designer|设计师|^设计$", "designer", "designer", "设计师"),  # "设计是 Sophie": the role said as its field
     (r"on-call(?: engineer)?|on call|值班", "on_call", "on-call engineer", "值班工程师"),
     (r"release manager|发布负责人", "release_manager", "release manager", "发布负责人"),
     (r"\bdba\b|数据库管理员", "dba", "DBA", "数据库管理员"),
