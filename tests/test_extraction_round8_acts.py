@@ -118,18 +118,6 @@ def test_a_judgement_of_the_rival_turned_down_is_the_reason(text, value, words):
     assert c.value.lower() == value.lower() and words in (c.rationale or "")
 
 
-# --- an opinion request without its question mark still asks -------------------------------------------------------
-
-@pytest.mark.parametrize("text, key, value", [
-    ("包管理用 pdm 你觉得呢", "tooling:package_manager", "pdm"),
-    ("队列用 NATS。你看呢", "stack:queue", "NATS"),
-    ("Valkey for the cache, wdyt", "database:cache", "Valkey"),
-])
-def test_an_opinion_request_without_a_question_mark_makes_the_choice_pending(text, key, value):
-    c = by_key(run(text))[f"{P}:{key}"]
-    assert c.value == value and c.hedged and not firm(c)
-
-
 # --- a choice said before the rival it turns down, with no verb -----------------------------------------------------
 
 @pytest.mark.parametrize("text, value", [
@@ -160,12 +148,17 @@ def test_a_real_chinese_question_still_asks():
 # --- hedges in more shapes -----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("text, key, value", [
+    # a hedge word standing where the verb would
     ("数据库考虑一下 Oracle，运维那边还没表态", "database:database", "Oracle"),
     ("vector store: maybe Vespa? it might be enough", "database:vector_store", "Vespa"),
     ("thinking about Honeybadger for the crash reports, not decided", "tooling:monitoring", "Honeybadger"),
     ("CI 用 woodpecker 还是自建 runner？倾向于 woodpecker，还要再看看", "tooling:ci", "woodpecker"),
+    # an opinion request without its question mark still asks
+    ("包管理用 pdm 你觉得呢", "tooling:package_manager", "pdm"),
+    ("队列用 NATS。你看呢", "stack:queue", "NATS"),
+    ("Valkey for the cache, wdyt", "database:cache", "Valkey"),
 ])
-def test_a_hedge_standing_where_the_verb_would_still_binds_its_value_as_pending(text, key, value):
+def test_a_tentative_choice_binds_its_value_as_pending(text, key, value):
     c = by_key(run(text))[f"{P}:{key}"]
     assert c.value == value and c.hedged and not firm(c)
 
