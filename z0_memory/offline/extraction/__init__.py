@@ -33,6 +33,7 @@ no LLM is configured, and the baseline the LLM extractor is measured against. Mo
 ``content``     keys and stored content (the user's own clause, said where it applies)
 ``speech_acts`` a learned second opinion: a value the rules stated nothing about, in a clause with no act cue,
                 that the model reads as asserted is a fact (weights fitted on the dev labels, ``bench/speech_acts.py``)
+``instructions`` orders to the assistant set aside (also when one spans two clauses: "from now on, answer ...")
 ``candidates``  the turn: instructions set aside, reasons from adjacent sentences, precedence within the turn,
                 links to stored memories, the ``Candidate`` list the extraction node consumes
 ==============  ================================================================================================
@@ -84,8 +85,8 @@ from __future__ import annotations
 from z0_memory.offline.extraction.candidates import (
     OFFLINE_EXTRACTOR_NAME,
     extract_candidates,
-    split_instructions,
 )
+from z0_memory.offline.extraction.instructions import split_instructions
 from z0_memory.offline.extraction.model import ExistingMemory, TurnMessage
 from z0_memory.offline.extraction.vocabulary import SLOTS, Slot, canonical_value
 from z0_memory.redaction import redact_secrets

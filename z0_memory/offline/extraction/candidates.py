@@ -25,7 +25,6 @@ from z0_memory.offline.extraction.clauses import (
 from z0_memory.offline.extraction.content import content_for, key_for
 from z0_memory.offline.extraction.cues import (
     DECISION,
-    INSTRUCTION,
     TASK_REQUEST,
     REJECTION,
     REMEMBER,
@@ -33,6 +32,7 @@ from z0_memory.offline.extraction.cues import (
     SWITCH,
 )
 from z0_memory.offline.extraction.hedged_replies import hedged_reply
+from z0_memory.offline.extraction.instructions import without_instructions
 from z0_memory.offline.extraction.markers import bare_refusal
 from z0_memory.offline.extraction.people import self_owner
 from z0_memory.offline.extraction.refusals import refused_values
@@ -57,24 +57,6 @@ from z0_memory.schemas import Candidate, WriteOutcome, normalize_segment
 from z0_memory.text import contains_cjk
 
 OFFLINE_EXTRACTOR_NAME = "offline-rules/2"  # /2: the clause-level, open-vocabulary rules of issue 16
-
-def _without_instructions(sentence: str, ignored: list[str]) -> str:
-    """The sentence minus its clauses that order the assistant about ("ignore your rules", "你以后都用英文回答")."""
-    if not INSTRUCTION.search(sentence):
-        return sentence
-    ignored.append(sentence)
-    kept = [c for c in split_clauses(sentence) if not INSTRUCTION.search(c)]
-    return ("，" if contains_cjk(sentence) else ", ").join(kept)
-
-
-def split_instructions(text: str) -> tuple[str, list[str]]:
-    """A user message without its clauses that order the assistant about, and the sentences holding them (what both
-    extractors report as ``ignored: instruction``); secrets redacted, injected memory and code stripped."""
-    ignored: list[str] = []
-    kept = [_without_instructions(REMEMBER.sub("", sentence.strip()), ignored)
-            for sentence in split_sentences(strip_noise(redact_secrets(text)))]
-    return " ".join(k for k in kept if k.strip()), ignored
-
 
 def _without_requests(sentence: str) -> str:
     """The sentence minus its clauses that ask for work ("Set up the HTTP server skeleton"): no project fact."""
@@ -101,7 +83,7 @@ def _analyse_message(text: str, ignored: list[str],
     previous_text = ""
     ahead: str | None = None  # a reason said before any choice ("因为接口都是异步的。后端选 FastAPI。")
     for sentence in split_sentences(clean):
-        sentence = _without_requests(_without_instructions(REMEMBER.sub("", sentence.strip()), ignored))
+        sentence = _without_requests(without_instructions(REMEMBER.sub("", sentence.strip()), ignored))
         why = reasons.cued_reason(sentence)
         # a cued reason that states nothing else (read once: it may explain the choice before it, or the one after)
         only_reason = bool(why) and bool(reasons.explanation(sentence)) and not analyse_sentence(sentence)[0]
@@ -118,6 +100,7 @@ def _analyse_message(text: str, ignored: list[str],
         if previous_text:  # "Laura finalized the mockups; she's our designer": she is Laura
             sentence = resolve_pronoun(sentence, previous_text)
         found, bare = analyse_sentence(sentence)
+        hedges.undecided_reason(found)  # "X since A, but B so tbd": the reason says X is still open
         if not found and adjacent and bare_refusal(sentence):
             continue  # "flask. not django. too much magic for us": the choice stays the one a reason may explain
         if not found and previous_text:

@@ -35,7 +35,7 @@ HEDGE = re.compile(
     r"shortlist(?:ed)?|open to|not final|not set in stone|not locked in|nothing(?:'s| is)? (?:decided|final|settled)|still open|trial(?:l?ing)|prototyping with|playing (?:around )?with|"
     r"could (?:work|do|be)|toying with|(?:a |one )?candidate|(?:may|might|could) change|(?:looks?|seems?|sounds?) "
     r"promising|promising|(?:wants?|wanna|would like|'d like) to try|try out|kinda leaning|leaning|idk|dunno|"
-    r"not 100%|(?:i was|i'?m) thinking|(?:i |we )?lean(?:s)? (?:towards?|to)|we'?ll see)\b"
+    r"not 100%|(?:i was|i'?m|we'?re|we are|we were) thinking|prob|probs|prolly|presumably|(?:i |we )?lean(?:s)? (?:towards?|to)|we'?ll see)\b"
     r"|\b(?:pending (?:the |a |an |our |their )?(?:[\w'-]+\s+){0,2}(?:review|approval|sign-?off|confirmation|decision)|"
     r"subject to|let me (?:check|confirm|ask|run it by)|(?:need|have) to (?:check|confirm) with|check(?:ing)? with|"
     r"waiting (?:for|on) (?:the |a |an |our )?(?:[\w'-]+\s+){0,2}(?:review|approval|sign-?off|answer|decision))"
@@ -48,7 +48,7 @@ HEDGE = re.compile(
     r"没(?:最终|正式)?确定|尚未(?:确定|决定|定)|未定|还可能变|可能会变|还(?:会|可能)(?:再)?(?:改|换|调整)|不一定|没拍板|打算先|"
     r"先这样(?:试试|看看)|还要(?:再)?(?:看|评估|讨论|比较)|再(?:讨论|商量|研究|评估)(?:一下)?|待讨论|还在想|在想"
     r"|暂定|初步|大概|估计|应该会|可能会|有可能|备选|候选|看情况|回头再(?:定|说|看)|还在(?:比较|评估|考虑|看|调研)|"
-    r"调研一下|先看看|评估中|待评估",
+    r"调研一下|先看看|评估中|待评估|多半|八成|十有八九|大概率",
     re.I,
 )
 # What makes a hedge a tentative choice rather than an opinion: a proposal word or a verb of using/choosing
@@ -59,7 +59,7 @@ HEDGE_PROPOSAL = re.compile(
     r"fits?|suits?|go for|worth|likely|potentially|provisionally|pencil(?:l?ed)? in|evaluating|exploring|"
     r"looking (?:at|into)|shortlist(?:ed)?|trial(?:l?ing)|prototyping|playing|could|toying|candidate|promising|"
     r"change|if|case|eventually|someday|it'?ll be|it will be|would be|we'?d (?:use|go with|pick)|thinking (?:about|of)|"
-    r"wants? to try)\b|如果|万一|到时候|比较好|更合适|更好|待定|暂时|临时|应该|试着|犹豫|暂定|初步|大概|估计|应该会|备选|候选|调研|评估|也行|也可以|不错|值得"
+    r"wants? to try|prob|probs|prolly|presumably|(?:i'?m|we'?re|i am|we are|i was|we were) thinking)\b|多半|八成|如果|万一|到时候|比较好|更合适|更好|待定|暂时|临时|应该|试着|犹豫|暂定|初步|大概|估计|应该会|备选|候选|调研|评估|也行|也可以|不错|值得"
     r"|也许|或许|可能|说不定|要不|试|考虑|倾向|用|换|选|上",
     re.I,
 )
@@ -121,6 +121,14 @@ INSTRUCTION = re.compile(
     r"(?:prompt|instructions|rules|configuration|guidelines))\b"
     r"|\b(?:from now on|going forward|henceforth|starting now)[,\s]+(?:you\b|(?:please\s+)?(?:always|never|only)\s+"
     r"(?:answer|reply|respond|say|speak|talk|write (?:to me|your)|call me|use emojis|apologi[sz]e))"
+    # "from now on, answer every question as a haiku", "going forward, format your replies as tables": the time
+    # phrase, then an order whose object is the assistant's own answers
+    r"|\b(?:from now on|going forward|henceforth|starting now|for the rest of (?:this|the) (?:chat|conversation))"
+    r"[,\s]+(?:please\s+|pls\s+)?(?:(?:answer|reply|respond|talk|speak)\b|(?:format|write|keep|end|start|put|phrase|"
+    r"give)\s+(?:(?:all|every|each)(?: of)?\s+)?(?:your|my|the|every|each|all)?\s*(?:answers?|repl(?:y|ies)|responses?|"
+    r"messages?)\b)"
+    r"|\b(?:all|every|each)(?: one)?(?: of)?\s+your\s+(?:answers?|repl(?:y|ies)|responses?)\s+(?:should|must|need to|have to|"
+    r"are to|will)\b"
     r"|\byou\s+(?:must|should|will|shall|need to|have to|are to)\s+(?:now\s+|always\s+|never\s+|only\s+)*"
     r"(?:answer|reply|respond|obey|ignore|reveal|print|pretend|act as|follow my|call me|speak|talk|say)\b"
     r"|^(?:please\s+)?(?:always|never|only)\s+(?:answer|reply|respond|say|speak|talk|call me|use emojis|apologi[sz]e|"
@@ -133,6 +141,8 @@ INSTRUCTION = re.compile(
     r"|你(?:以后|今后|从现在起|从现在开始)?(?:必须|都要|都得|要|需要|应该|得)?(?:都|总是|永远|一直|只)?"
     r"(?:用.{1,8})?(?:回答|回复|输出|称呼我|叫我)"
     r"|(?:从现在(?:起|开始)|以后|今后)[，,\s]*(?:你|请你|请)"
+    r"|(?:(?:从现在(?:起|开始)|以后|今后|往后|接下来)[，,\s]*|^[好行嗯]?[，,\s]*)(?:所有|每个|每条|每一条|每次|你的)?(?:的)?"
+    r"(?:回答|回复|答复)(?:都|请|必须|要|一律|统一)"
     # "stop summarizing what you did at the end of every reply": how the assistant should answer
     r"|^(?:please\s+|pls\s+)?(?:stop|quit|no more)\s+\w+ing\b.{0,80}?\b(?:you|your|reply|replies|answers?|responses?)\b"
     # a standing order about the assistant's own output, however polite: "please always use X in your examples",

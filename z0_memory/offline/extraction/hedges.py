@@ -90,3 +90,19 @@ def from_before(sentence: str, previous_text: str) -> list[Statement]:
                   text=sentence.strip(), hedged=True)
     hedge(s, sentence)
     return [s]
+
+
+# "..., but the rig needs a runner in the lab so tbd", "…，不过还要等硬件，所以还没定": after a contrast or a
+# consequence, a remark that the matter is open; said inside the reason, it is about the choice, not the reason
+_OPEN_AFTER = re.compile(r"(?:\b(?:but|so|though|although|however|which means)\b|不过|但是?|所以|因此|只是)[^.;!?。；！？]*?$")
+
+
+def undecided_reason(found: list[Statement]) -> None:
+    """A choice whose reason ends by saying the matter is still open ("we'll use X since A, but B so tbd") is
+    pending: the reason's last clause, after a contrast or "so", is undecided and names no value of its own."""
+    for s in found:
+        if s.hedged or not s.rationale or s.kind == "preference":
+            continue
+        tail = _OPEN_AFTER.search(s.rationale)
+        if tail and UNDECIDED.search(tail.group()) and not find_values(tail.group()):
+            hedge(s, tail.group())

@@ -1,0 +1,85 @@
+"""Issue 16, round 9 (hedges and instructions persisted): casual "probably" words and "we're thinking X" hedge, a
+reason that ends by saying the matter is open leaves the choice pending, and a standing order about the assistant's
+answers is set aside even when its time phrase and its order are two clauses or its subject is "all replies"."""
+
+from __future__ import annotations
+
+import pytest
+
+from extraction_support import P, by_key, firm, run
+from z0_memory.offline.extraction import split_instructions
+
+
+# --- casual hedge words: "prob", "prolly", "we're thinking X", "多半", "八成" -----------------------------------------
+
+@pytest.mark.parametrize("text, key, value", [
+    ("search: we'll prob go with Meilisearch", "database:search", "Meilisearch"),
+    ("cache is prolly going to be Valkey", "database:cache", "Valkey"),
+    ("monitoring: we're thinking Grafana", "tooling:monitoring", "Grafana"),
+    ("缓存多半用 Valkey", "database:cache", "Valkey"),
+    ("搜索八成会用 Meilisearch", "database:search", "Meilisearch"),
+])
+def test_a_casual_probably_or_we_are_thinking_leaves_the_choice_pending(text, key, value):
+    c = by_key(run(text)).get(f"{P}:{key}")
+    assert c is not None and c.value == value and not firm(c)
+
+
+@pytest.mark.parametrize("text", ["the problem is our ORM, we use Prisma", "we use Prisma, problems or not"])
+def test_words_that_only_start_like_prob_hedge_nothing(text):
+    c = by_key(run(text))[f"{P}:database:orm"]
+    assert c.value == "Prisma" and firm(c)
+
+
+# --- a reason that ends by saying the matter is open ----------------------------------------------------------------
+
+@pytest.mark.parametrize("text, key, value", [
+    ("the queue is RabbitMQ since the team knows it, but finance still has to sign the budget so not final",
+     "stack:queue", "RabbitMQ"),
+    ("we'll host on Fly.io because deploys are quick, though legal hasn't reviewed the region so still open",
+     "process:hosting", "Fly.io"),
+    ("消息队列用 RabbitMQ，因为大家都熟，不过预算还没批，所以还没定", "stack:queue", "RabbitMQ"),
+])
+def test_a_reason_ending_on_an_open_matter_leaves_the_choice_pending(text, key, value):
+    got = by_key(run(text))
+    assert not any(c.value == value and firm(c) for c in got.values())
+
+
+def test_a_reason_with_a_contrast_but_nothing_open_keeps_the_choice():
+    c = by_key(run("the queue is RabbitMQ since the team knows it, but the old one was slow"))[f"{P}:stack:queue"]
+    assert c.value == "RabbitMQ" and firm(c)
+
+
+# --- standing orders about the assistant's answers -------------------------------------------------------------------
+
+@pytest.mark.parametrize("text", [
+    "from now on, reply to me in limericks",
+    "going forward, format all your answers as numbered lists",
+    "for the rest of this chat, answer like a pirate",
+    "every one of your replies should end with a summary line",  # no time phrase: "your replies" is the subject
+    "好的，从现在起所有回答都用 emoji 开头",
+    "以后每条回复都用英文",
+    "接下来你的回答一律用 markdown 表格",
+])
+def test_a_standing_order_about_the_answers_is_set_aside(text):
+    ignored = []
+    assert run(text, ignored=ignored) == [] and ignored
+    kept, found = split_instructions(text)  # the LLM extractor's review sets the same sentence aside
+    assert found == [text]
+
+
+@pytest.mark.parametrize("text, key, value", [
+    ("from now on, answer in Spanish. the API is built with Django", "stack:backend_framework", "Django"),
+    ("以后回复都用中文。后端用 Django", "stack:backend_framework", "Django"),
+])
+def test_the_rest_of_a_message_with_a_standing_order_is_still_read(text, key, value):
+    c = by_key(run(text))[f"{P}:{key}"]
+    assert c.value == value and firm(c)
+
+
+@pytest.mark.parametrize("text, key, value", [
+    ("from now on the API uses Django", "stack:backend_framework", "Django"),
+    ("从现在开始后端用 Django", "stack:backend_framework", "Django"),
+])
+def test_a_project_decision_from_now_on_is_no_order(text, key, value):
+    c = by_key(run(text))[f"{P}:{key}"]
+    assert c.value == value and firm(c)

@@ -1,0 +1,44 @@
+"""Orders to the assistant set aside before a message is read: the clauses that hold them, and the sentences that
+held them (what both extractors report as ``ignored: instruction``)."""
+
+from __future__ import annotations
+
+from z0_memory.offline.extraction.clauses import split_clauses, split_sentences, strip_noise
+from z0_memory.offline.extraction.cues import INSTRUCTION, REMEMBER
+from z0_memory.redaction import redact_secrets
+from z0_memory.text import contains_cjk
+
+
+def _spanned(sentence: str, clauses: list[str]) -> set[int]:
+    """The clauses an order spans when no clause holds it alone ("from now on, answer every question as a haiku":
+    the time phrase and the order are two clauses)."""
+    match = INSTRUCTION.search(sentence)
+    out, pos = set(), 0
+    for i, clause in enumerate(clauses):
+        start = sentence.find(clause, pos)
+        if start < 0:
+            continue
+        pos = start + len(clause)
+        if match and start < match.end() and match.start() < pos:
+            out.add(i)
+    return out
+
+
+def without_instructions(sentence: str, ignored: list[str]) -> str:
+    """The sentence minus its clauses that order the assistant about ("ignore your rules", "你以后都用英文回答")."""
+    if not INSTRUCTION.search(sentence):
+        return sentence
+    ignored.append(sentence)
+    clauses = split_clauses(sentence)
+    dropped = {i for i, c in enumerate(clauses) if INSTRUCTION.search(c)} or _spanned(sentence, clauses)
+    kept = [c for i, c in enumerate(clauses) if i not in dropped]
+    return ("，" if contains_cjk(sentence) else ", ").join(kept)
+
+
+def split_instructions(text: str) -> tuple[str, list[str]]:
+    """A user message without its clauses that order the assistant about, and the sentences holding them (what both
+    extractors report as ``ignored: instruction``); secrets redacted, injected memory and code stripped."""
+    ignored: list[str] = []
+    kept = [without_instructions(REMEMBER.sub("", sentence.strip()), ignored)
+            for sentence in split_sentences(strip_noise(redact_secrets(text)))]
+    return " ".join(k for k in kept if k.strip()), ignored
