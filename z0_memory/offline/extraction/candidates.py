@@ -32,7 +32,7 @@ from z0_memory.offline.extraction.cues import (
     SWITCH,
 )
 from z0_memory.offline.extraction.hedged_replies import hedged_reply
-from z0_memory.offline.extraction.instructions import without_instructions
+from z0_memory.offline.extraction.instructions import poses_as_system, without_instructions
 from z0_memory.offline.extraction.markers import bare_refusal
 from z0_memory.offline.extraction.people import self_owner
 from z0_memory.offline.extraction.refusals import refused_values
@@ -75,6 +75,9 @@ def _analyse_message(text: str, ignored: list[str],
     statements: list[Statement] = []
     accepted: Acceptance = None
     clean = strip_noise(redact_secrets(text))
+    if poses_as_system(clean):
+        ignored.append(clean)
+        return [], None
     if REJECTION.match(clean.strip()):
         accepted = "rejected"
     previous: list[Statement] = []
@@ -343,16 +346,18 @@ def extract_candidates(
         if ignored is not None:
             ignored.extend(WriteOutcome(action="ignored", reason="instruction", content=redact_secrets(text))
                            for text in instructions)
-        if not statements and not accepted:
+        if instructions:  # what a message giving an order says without a key is about the order ("diffs are useless
+            statements = [s for s in statements if key_for(s, project)]  # to me"); no reading of its raw text
+        elif not statements and not accepted:
             statements = short_answer(message.text, state.previous_assistant)
-        if not any(s.slot is not None or s.entity_override for s in statements[:1]):
+        if not instructions and not any(s.slot is not None or s.entity_override for s in statements[:1]):
             refused = refused_values(message.text)  # "no, no Redis. overkill for now." leads with no answer
             lead = [s for s in leading_answer(message.text, state.previous_assistant)
                     if not any(norm_value(o.value) == norm_value(s.value) for o in statements)
                     and norm_value(s.value) not in refused]
             statements = [*lead, *statements]
         statements += restated(message.text, existing, {key_for(s, project) for s in statements})
-        if not any(s.value for s in statements):  # "hmm maybe sqlx" to "Want me to use sqlx?": pending
+        if not instructions and not any(s.value for s in statements):  # "hmm maybe sqlx" to "Want me to use sqlx?"
             statements += hedged_reply(message.text, state.previous_assistant, existing)
         slot = topic_slot(state.previous_assistant)
         for s in statements:  # "Let's go with Hummingbird." after "Which backend framework?": the topic names the key
@@ -375,7 +380,7 @@ def extract_candidates(
                                                       weak=accepted == "weak")
             state.found.extend((s, [*extra_ids, *ids]) for s in resolved)
         state.found.extend((s, ids) for s in statements)
-        if acts:
+        if acts and not instructions:  # the learned reading reads the raw message, orders included
             held = {m.key for m in existing if m.key}
             refused = refused_values(message.text)  # "no, not Celery. ... Celery bit us": never stated, by anyone
             state.found.extend((s, ids) for s in asserted_statements(message.text, acts, [f for f, _ in state.found])
