@@ -12,13 +12,15 @@ from z0_memory.offline.extraction.cues import NOT_A_NAME
 from z0_memory.offline.extraction.vocabulary import SLOTS, Found, Slot, find_phrases, find_values
 from z0_memory.text import ENGLISH_STOPWORDS
 
+# "pg obviously", "he basically owns": an adverb in -ly, written lower-case, is no name (capitalised "Plotly" may be)
+ADVERB_LY = re.compile(r"[a-z]{4,}ly")
 NOT_NAME_WORD = re.compile(
     r"(?i:^(?:\w+(?:ed|ing)|run|built|written|done|set|made|up|out|also|still|now|currently|just|always|never|very|"
     r"really|pretty|quite|too|so|being|going|fine|good|great|bad|slow|fast|ok|okay|important|ready|broken|weak|strong|"
     r"noisy|silly|cheap|expensive|solid|nice|easy|hard|simple|heavy|light|stale|outdated|old|wrong|missing|empty|"
     r"flaky|down|wrong|messy|fragile|annoying|probably|maybe|perhaps|likely|definitely|tbh|imo|honestly|anyway|"
     r"though|then|store|put|convert|display|send)$)"
-    r"|^[a-z]{4,}ly$",  # "pg obviously", "he basically owns": an adverb in -ly is no name (capitalised "Plotly" may be)
+    rf"|^{ADVERB_LY.pattern}$",
 )
 
 

@@ -8,6 +8,7 @@ import re
 
 from z0_memory.offline.extraction.cues import NOT_A_NAME, OWNER, ROLE_STATEMENT, ZH_PERSON
 from z0_memory.offline.extraction.model import CONF_FACT, Statement
+from z0_memory.offline.extraction.name_spans import ADVERB_LY
 from z0_memory.offline.extraction.vocabulary import ROLES, find_phrases, find_values
 from z0_memory.offline.extraction.key_words import key_entity
 from z0_memory.text import ENGLISH_STOPWORDS, contains_cjk
@@ -38,14 +39,11 @@ _STRICT_OWNER = re.compile(r"\b(?:owns|will own|leads|will lead|is responsible f
                            r"takes over|has taken over|is taking over|will take over|looks after)\b")
 
 
-_ADVERB_LY = re.compile(r"[a-z]{4,}ly")  # "he basically owns the frontend": an adverb, not a name
-
-
 def _capitalised(clause: str) -> str:
     def cap(m: re.Match[str]) -> str:
         word = m.group(0)
         if (word in ENGLISH_STOPWORDS or word in NOT_A_NAME or _ROLE_WORDS.match(word) or find_values(word)
-                or find_phrases(word) or len(word) < 3 or _ADVERB_LY.fullmatch(word)):
+                or find_phrases(word) or len(word) < 3 or ADVERB_LY.fullmatch(word)):
             return word
         return word[0].upper() + word[1:]
     return re.sub(r"(?<![\w'-])[a-z][a-z]+(?![\w'-])", cap, clause)

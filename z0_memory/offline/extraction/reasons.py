@@ -31,7 +31,7 @@ from z0_memory.offline.extraction.cues import (
     UNDECIDED,
 )
 from z0_memory.offline.extraction.model import CONF_DECISION, ExistingMemory, Statement
-from z0_memory.offline.extraction.vocabulary import SLOTS, find_values, norm_value, term_pattern
+from z0_memory.offline.extraction.vocabulary import SLOT_BY_KEY, find_values, norm_value, term_pattern
 
 # Words that only turn an alternative down ("Flask is out", "Rocket 出局了"): a rejection, not a reason
 _TURNED_DOWN = re.compile(r"\b(?:out|gone|dropped|rejected|ruled out|off the table|no more|not chosen|runner-up|"
@@ -125,7 +125,7 @@ def named_held(text: str, existing: Sequence[ExistingMemory]) -> list[Statement]
                      and not is_question(s)), None)
         if said is None:
             continue
-        slot = next((sl for sl in SLOTS if (sl.category, sl.entity) == (parts[1], parts[2])), None)
+        slot = SLOT_BY_KEY.get((parts[1], parts[2]))
         out.append(Statement(kind="decision", slot=slot, value=m.value, confidence=CONF_DECISION, text=said.strip(),
                              category_override=None if slot else parts[1], entity_override=None if slot else parts[2]))
     return out
