@@ -37,6 +37,7 @@ from z0_memory.offline.extraction.markers import bare_refusal
 from z0_memory.offline.extraction.people import self_owner
 from z0_memory.offline.extraction.refusals import refused_values
 from z0_memory.offline.extraction.restatements import restated
+from z0_memory.offline.extraction.message_reasons import explain_the_choice
 from z0_memory.offline.extraction.model import (
     ExistingMemory,
     Statement,
@@ -115,6 +116,8 @@ def _analyse_message(text: str, ignored: list[str],
         own = bool(statements)  # the sentence before is this message's; else the previous message's: the link must show
         if found and adjacent and reasons.restates(found, adjacent) and (why := reasons.explanation(sentence)):
             found = []  # "aiohttp's client+server in one package simplifies our scraper": the choice again, explained
+        if found and own and reasons.comments_on(found, adjacent, sentence) and reasons.explanation(sentence, cued=True):
+            found = []  # "Phoenix it is. Rails was the other candidate, but we need websockets ...": the reason
         # a sentence naming the choice or the rival it turned down is linked to it ("Beego 太重了。")
         if not found and adjacent and (why := reasons.explanation(sentence, cued=reasons.names_one_of(
                 sentence, adjacent))) and (
@@ -339,6 +342,7 @@ def extract_candidates(
             continue
         ids = [message.id] if message.id else []
         instructions: list[str] = []
+        start = len(state.found)
         before = _explained_before(earlier, existing, project) if message is first_user else []
         # "Judge0 扛得住，就用它": a verdict pointing back names the value it settles (a pending one first)
         text = name_back(message.text, [m.value for m in existing if m.pending and m.value])
@@ -385,6 +389,8 @@ def extract_candidates(
             refused = refused_values(message.text)  # "no, not Celery. ... Celery bit us": never stated, by anyone
             state.found.extend((s, ids) for s in asserted_statements(message.text, acts, [f for f, _ in state.found])
                                if key_for(s, project) not in held and norm_value(s.value) not in refused)
+        if not instructions:  # "框架选 Hono。由于我们要部署在 Workers 上，Express 跑不了。": its one choice, explained
+            explain_the_choice(message.text, [s for s, _ in state.found[start:]])
     candidates = (_candidate(s, project, existing, ids) for s, ids in _dedupe(state.found, project))
     return [c for c in candidates if c is not None]
 
