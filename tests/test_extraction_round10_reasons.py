@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from extraction_support import P, by_key, firm, run
+from z0_memory.offline.extractor import ExistingMemory, TurnMessage, extract_candidates
 
 
 @pytest.mark.parametrize("text, key, value, reason_word", [
@@ -46,3 +47,31 @@ def test_two_choices_share_no_reason_said_after_both():
 def test_a_sentence_stating_another_slot_explains_nothing(text, key):
     c = by_key(run(text))[f"{P}:{key}"]
     assert c.value == "Fastify" and not c.rationale
+
+
+def _held(key: str, value: str) -> tuple[ExistingMemory, ...]:
+    return (ExistingMemory(local_id=1, content=f"{value}.", key=f"{P}:{key}", value=value),)
+
+
+def _next_message(first: str, second: str, held: tuple[ExistingMemory, ...]):
+    return extract_candidates([TurnMessage("user", second, "u2")], project=P, existing=held,
+                              earlier=[TurnMessage("user", first, "u1")])
+
+
+@pytest.mark.parametrize("first, second, key, value, reason_word", [
+    ("So the backend question is settled: Ktor.",
+     "Micronaut was tempting but nobody here has shipped it and the pilot starts in May.",
+     "stack:backend_framework", "Ktor", "pilot"),
+    ("后端框架定了：Laravel。", "Symfony 我们也评估过，不过团队里三个人写了好几年 Laravel。",
+     "stack:backend_framework", "Laravel", "好几年"),
+])
+def test_the_next_message_talking_about_a_rival_explains_the_held_choice(first, second, key, value, reason_word):
+    got = by_key(_next_message(first, second, _held(key, value)))
+    c = got[f"{P}:{key}"]
+    assert c.value == value and reason_word in (c.rationale or "")
+
+
+def test_a_correction_in_the_next_message_is_no_reason_for_the_held_choice():
+    got = _next_message("DB will be Postgres 15.", "sorry, I meant Postgres 16 not 15.",
+                        _held("database:database", "Postgres 15"))
+    assert not any(c.value == "Postgres 15" and c.rationale for c in got)

@@ -22,6 +22,7 @@ from z0_memory.offline.extraction.reasons import (
     comments_on,
     explainable_choice,
     explanation,
+    has_cue,
     names_one_of,
 )
 from z0_memory.offline.extraction.statements import analyse_sentence
@@ -37,17 +38,26 @@ def _states_it(sentence: str, choice: Statement) -> bool:
 
 
 def _parts(text: str, choice: Statement) -> list[str]:
-    """The message's sentences, the one stating the choice cut into its clauses, the choice's own clause left out
-    ("框架选 Rails，不用 Django，因为要赶三个月上线" gives "不用 Django", "因为要赶三个月上线")."""
+    """The message's sentences after the choice, the one stating it cut into its clauses, the choice's own clause
+    left out ("框架选 Rails，不用 Django，Rails 的脚手架最快" gives "不用 Django", "Rails 的脚手架最快"). What is said
+    before the choice explains it only with a cue ("因为团队都写 Python。后端选 Sanic。"); without one it is context
+    ("Starting a new project. We'll use Quart.")."""
     out: list[str] = []
+    seen = False
     for sentence in split_sentences(strip_noise(redact_secrets(text))):
         sentence = REMEMBER.sub("", sentence.strip())
         if not sentence:
             continue
         if not _states_it(sentence, choice):
-            out.append(sentence)
+            if seen or has_cue(sentence):
+                out.append(sentence)
             continue
-        out += [c for c in split_clauses(sentence) if not _states_it(c, choice)]
+        for clause in split_clauses(sentence):
+            if _states_it(clause, choice):
+                seen = True
+            elif seen or has_cue(clause):
+                out.append(clause)
+        seen = True
     return out
 
 

@@ -33,6 +33,7 @@ from z0_memory.offline.extraction.cues import (
 )
 from z0_memory.offline.extraction.model import CONF_DECISION, ExistingMemory, Statement
 from z0_memory.offline.extraction.vocabulary import SLOT_BY_KEY, find_values, norm_value, term_pattern
+from z0_memory.redaction import REDACTED
 
 # Words that only turn an alternative down ("Flask is out", "Rocket 出局了"): a rejection, not a reason
 _TURNED_DOWN = re.compile(r"\b(?:out|gone|dropped|rejected|ruled out|off the table|no more|not chosen|runner-up|"
@@ -43,6 +44,7 @@ _COMPARED = re.compile(r"(?:也|都|还|会)?(?:更好|更合适|比较好)")
 # A request to the assistant ("Please wire it into the API routes", "let's do the routing first", "帮我加个重试")
 _REQUEST = re.compile(r"(?:please|pls|can you|could you|would you|let'?s|let us|go ahead|请|帮我|麻烦|给我|先帮)\b", re.I)
 _PUNCT = " .。!！;；,，:：—–-"
+_MEANT = re.compile(r"\b(?:i|we) meant\b|我是说|我的意思是|我说的是", re.I)  # a correction of what was said
 # Keys whose facts are no choice a reason could explain
 _NOT_CHOICES = ("people", "preference")
 
@@ -61,7 +63,8 @@ def explanation(sentence: str, *, cued: bool = False) -> str | None:
     when it is no explanation (see the module's docstring). ``cued``: a "so" ties it to the choice already, so one
     content word besides the names it turns down is enough ("Flask is too barebones, so FastAPI")."""
     text = REMEMBER.sub("", sentence.strip()).strip(_PUNCT)
-    if not text or is_question(text) or is_chitchat(text) or INSTRUCTION.search(text) or TASK_REQUEST.search(text) \
+    if not text or REDACTED in text or is_question(text) or is_chitchat(text) or INSTRUCTION.search(text) \
+            or TASK_REQUEST.search(text) \
             or _REQUEST.match(text):
         return None
     while (opening := ACCEPT_ONLY.match(text) or CONFIRM_PREFIX.match(text)) and opening.end() > 0:
@@ -89,6 +92,16 @@ def names_one_of(sentence: str, statements: Sequence[Statement]) -> bool:
     return any(re.search(term_pattern(n), sentence, re.I) for n in names)
 
 
+def rival_slots(sentence: str, statements: Sequence[Statement]) -> set:
+    """The slots the statements chose of which the sentence names another value ("Quarkus was tempting but ..."
+    after a choice of backend framework): it talks about those choices, unless it corrects one ("I meant Postgres
+    16")."""
+    if CORRECTION.search(sentence) or _MEANT.search(sentence):
+        return set()
+    slots = {s.slot for s in statements if s.slot is not None}
+    return {v.slot for v in find_values(sentence) if v.slot in slots}
+
+
 def restates(found: Sequence[Statement], chosen: Sequence[Statement]) -> bool:
     """Every statement of ``found`` names a choice of ``chosen`` again (same slot and value)."""
     said = {(s.slot, norm_value(s.value)) for s in chosen if s.value}
@@ -111,14 +124,17 @@ def explainable(statements: Sequence[Statement]) -> list[Statement]:
     return [s for s in statements if _choice(s) and not s.rationale]
 
 
-def comments_on(found: Sequence[Statement], chosen: Sequence[Statement], text: str) -> bool:
+def comments_on(found: Sequence[Statement], chosen: Sequence[Statement], text: str, *,
+                descriptions: bool = True) -> bool:
     """What ``text`` states only talks about a slot a firm choice of ``chosen`` (said just before, in the same
     message) settled, without making another choice of it: the chosen value again, or another value only described
     ("We considered Hanami but hiring Rails devs is far easier"), hedged ("Rails was the other candidate") or turned
     down, and no correction ("actually, FastAPI"), no switch. Such a sentence explains the choice; a description
-    never outranks a decision of the same key made in the same message."""
+    never outranks a decision of the same key made in the same message. ``descriptions=False`` (the choice was made
+    in an earlier message): another value described may be a correction ("I meant Postgres 16"), so it does not
+    count as a comment."""
     firm = {s.slot: s for s in chosen if s.slot is not None and s.value and not s.hedged and not s.negative
-            and s.kind == "decision"}
+            and not s.weak and s.kind == "decision"}
     if not found or not firm or CORRECTION.search(text):
         return False
     for s in found:
@@ -127,7 +143,7 @@ def comments_on(found: Sequence[Statement], chosen: Sequence[Statement], text: s
             return False
         same = norm_value(s.value) == norm_value(choice.value or "")
         rival = choice.rejected is not None and norm_value(s.value) == norm_value(choice.rejected)
-        if not (same or rival or s.kind == "fact" or s.hedged or s.weak or s.negative):
+        if not (same or rival or (descriptions and s.kind == "fact") or s.hedged or s.negative):
             return False
     return True
 
