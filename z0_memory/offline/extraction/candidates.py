@@ -34,10 +34,10 @@ from z0_memory.offline.extraction.cues import (
 from z0_memory.offline.extraction.hedged_replies import hedged_reply
 from z0_memory.offline.extraction.instructions import poses_as_system, without_instructions
 from z0_memory.offline.extraction.markers import bare_refusal
+from z0_memory.offline.extraction.message_reasons import explain_the_choice
 from z0_memory.offline.extraction.people import self_owner
 from z0_memory.offline.extraction.refusals import refused_values
 from z0_memory.offline.extraction.restatements import restated
-from z0_memory.offline.extraction.message_reasons import explain_the_choice
 from z0_memory.offline.extraction.model import (
     ExistingMemory,
     Statement,
