@@ -34,6 +34,7 @@ from z0_memory.offline.extraction.cues import (
 from z0_memory.offline.extraction.hedged_replies import hedged_reply
 from z0_memory.offline.extraction.instructions import poses_as_system, without_instructions
 from z0_memory.offline.extraction.markers import bare_refusal
+from z0_memory.offline.extraction.message_reasons import explain_the_choice
 from z0_memory.offline.extraction.people import self_owner
 from z0_memory.offline.extraction.refusals import refused_values
 from z0_memory.offline.extraction.restatements import restated
@@ -95,7 +96,9 @@ def _analyse_message(text: str, ignored: list[str],
         if why and [s for s in stated if not s.rationale]:
             for s in stated:  # the reason for the last statement before it, not a statement of its own
                 s.rationale = s.rationale or why
-            previous, stated, adjacent, previous_text = [], [], [], sentence
+            # what follows may still comment on the choice ("Echo was close but Gin wins on community size")
+            previous, adjacent, previous_text = [], [s for s in stated if s.rationale == why], sentence
+            stated = []
             continue
         if why and not stated and not statements and only_reason:
             ahead, previous_text = why, sentence  # kept for the choice the next sentence states
@@ -115,11 +118,19 @@ def _analyse_message(text: str, ignored: list[str],
         own = bool(statements)  # the sentence before is this message's; else the previous message's: the link must show
         if found and adjacent and reasons.restates(found, adjacent) and (why := reasons.explanation(sentence)):
             found = []  # "aiohttp's client+server in one package simplifies our scraper": the choice again, explained
-        # a sentence naming the choice or the rival it turned down is linked to it ("Beego 太重了。")
-        if not found and adjacent and (why := reasons.explanation(sentence, cued=reasons.names_one_of(
-                sentence, adjacent))) and (
-                own or reasons.has_cue(sentence) or reasons.names_one_of(sentence, adjacent)):
-            if reasons.give(adjacent, why):  # "Rails 7 it is. we looked at Sinatra but it's too barebones"
+        # "Phoenix it is. Rails was the other candidate, but we need websockets ...": only the choice and its rivals
+        commented = bool(found) and reasons.comments_on(found, adjacent, sentence, descriptions=own) and bool(
+            reasons.explanation(sentence, cued=True))
+        talked_about = {f.slot for f in found} if commented else reasons.rival_slots(sentence, adjacent)
+        if commented:
+            found = []
+        # a sentence naming the choice or the rival it turned down is linked to it ("Beego 太重了。"), one naming
+        # another value of its slot to that choice only ("Quarkus was tempting but half the team never touched it")
+        linked = own or reasons.has_cue(sentence) or reasons.names_one_of(sentence, adjacent)
+        explained = adjacent if linked and not commented else [s for s in adjacent if s.slot in talked_about]
+        if not found and explained and (why := reasons.explanation(sentence, cued=commented or reasons.names_one_of(
+                sentence, adjacent))):
+            if reasons.give(explained, why):  # "Rails 7 it is. we looked at Sinatra but it's too barebones"
                 previous, stated, adjacent, previous_text = [], [], [], sentence
                 continue
         found = hedges.alternatives(found)
@@ -339,6 +350,7 @@ def extract_candidates(
             continue
         ids = [message.id] if message.id else []
         instructions: list[str] = []
+        start = len(state.found)
         before = _explained_before(earlier, existing, project) if message is first_user else []
         # "Judge0 扛得住，就用它": a verdict pointing back names the value it settles (a pending one first)
         text = name_back(message.text, [m.value for m in existing if m.pending and m.value])
@@ -385,6 +397,8 @@ def extract_candidates(
             refused = refused_values(message.text)  # "no, not Celery. ... Celery bit us": never stated, by anyone
             state.found.extend((s, ids) for s in asserted_statements(message.text, acts, [f for f, _ in state.found])
                                if key_for(s, project) not in held and norm_value(s.value) not in refused)
+        if not instructions:  # "框架选 Hono。由于我们要部署在 Workers 上，Express 跑不了。": its one choice, explained
+            explain_the_choice(message.text, [s for s, _ in state.found[start:]])
     candidates = (_candidate(s, project, existing, ids) for s, ids in _dedupe(state.found, project))
     return [c for c in candidates if c is not None]
 

@@ -21,6 +21,7 @@ from z0_memory.offline.extraction.cues import (
     ACCEPT_ONLY,
     CLAUSE_REASON,
     CONFIRM_PREFIX,
+    CORRECTION,
     HEDGE,
     INSTRUCTION,
     NEGATION,
@@ -32,15 +33,20 @@ from z0_memory.offline.extraction.cues import (
 )
 from z0_memory.offline.extraction.model import CONF_DECISION, ExistingMemory, Statement
 from z0_memory.offline.extraction.vocabulary import SLOT_BY_KEY, find_values, norm_value, term_pattern
+from z0_memory.redaction import REDACTED
 
 # Words that only turn an alternative down ("Flask is out", "Rocket 出局了"): a rejection, not a reason
 _TURNED_DOWN = re.compile(r"\b(?:out|gone|dropped|rejected|ruled out|off the table|no more|not chosen|runner-up|"
+                          r"(?:the )?other (?:candidate|option|contender)|(?:was|were) on the table|"
                           r"alternatives?(?: considered)?|considered)\b|备选|否决|落选|出局|出局了|放弃了?|不考虑了?|"
                           r"不用了?|没选|也不要了?|淘汰了?", re.I)
 _COMPARED = re.compile(r"(?:也|都|还|会)?(?:更好|更合适|比较好)")
 # A request to the assistant ("Please wire it into the API routes", "let's do the routing first", "帮我加个重试")
 _REQUEST = re.compile(r"(?:please|pls|can you|could you|would you|let'?s|let us|go ahead|请|帮我|麻烦|给我|先帮)\b", re.I)
 _PUNCT = " .。!！;；,，:：—–-"
+_MEANT = re.compile(r"\b(?:i|we) meant\b|我是说|我的意思是|我说的是", re.I)  # a correction of what was said
+# Keys whose facts are no choice a reason could explain
+_NOT_CHOICES = ("people", "preference")
 
 
 def cued_reason(sentence: str) -> str | None:
@@ -57,11 +63,15 @@ def explanation(sentence: str, *, cued: bool = False) -> str | None:
     when it is no explanation (see the module's docstring). ``cued``: a "so" ties it to the choice already, so one
     content word besides the names it turns down is enough ("Flask is too barebones, so FastAPI")."""
     text = REMEMBER.sub("", sentence.strip()).strip(_PUNCT)
-    if not text or is_question(text) or is_chitchat(text) or INSTRUCTION.search(text) or TASK_REQUEST.search(text) \
+    if not text or REDACTED in text or is_question(text) or is_chitchat(text) or INSTRUCTION.search(text) \
+            or TASK_REQUEST.search(text) \
             or _REQUEST.match(text):
         return None
-    hedge = HEDGE.search(_COMPARED.sub(" ", text))  # "性能也更好" compares; it does not hedge
-    if hedge or UNDECIDED.search(text) or ACCEPT_ONLY.match(text) or CONFIRM_PREFIX.match(text):
+    while (opening := ACCEPT_ONLY.match(text) or CONFIRM_PREFIX.match(text)) and opening.end() > 0:
+        text = text[opening.end():].strip(_PUNCT)  # "就这么定了，简单粗暴性能好": the agreement is no part of it
+    # "性能也更好" compares and "Gin 不考虑了" turns a rival down; neither hedges
+    plain = _TURNED_DOWN.sub(" ", _COMPARED.sub(" ", text))
+    if HEDGE.search(plain) or UNDECIDED.search(plain):
         return None  # "maybe later", "为了减少运维，缓存先不定": a hedge of its own, not a reason
     rest = text
     for v in find_values(text):
@@ -82,16 +92,60 @@ def names_one_of(sentence: str, statements: Sequence[Statement]) -> bool:
     return any(re.search(term_pattern(n), sentence, re.I) for n in names)
 
 
+def rival_slots(sentence: str, statements: Sequence[Statement]) -> set:
+    """The slots the statements chose of which the sentence names another value ("Quarkus was tempting but ..."
+    after a choice of backend framework): it talks about those choices, unless it corrects one ("I meant Postgres
+    16")."""
+    if CORRECTION.search(sentence) or _MEANT.search(sentence):
+        return set()
+    slots = {s.slot for s in statements if s.slot is not None}
+    return {v.slot for v in find_values(sentence) if v.slot in slots}
+
+
 def restates(found: Sequence[Statement], chosen: Sequence[Statement]) -> bool:
     """Every statement of ``found`` names a choice of ``chosen`` again (same slot and value)."""
     said = {(s.slot, norm_value(s.value)) for s in chosen if s.value}
     return all(s.value and (s.slot, norm_value(s.value)) in said and not s.hedged for s in found)
 
 
+def _choice(s: Statement) -> bool:
+    return bool((s.slot is not None or s.entity_override) and s.value and not s.hedged and s.kind != "preference"
+                and s.category_override not in _NOT_CHOICES)
+
+
+def explainable_choice(s: Statement) -> bool:
+    """A firm choice of the user's a reason may explain: keyed, not hedged or turned down, no person or
+    preference."""
+    return _choice(s) and not s.negative and s.said_by == "user"
+
+
 def explainable(statements: Sequence[Statement]) -> list[Statement]:
     """The firm choices a reason may be given to: keyed, not hedged, no reason yet."""
-    return [s for s in statements if (s.slot is not None or s.entity_override) and s.value and not s.hedged
-            and s.kind != "preference" and s.category_override not in ("people", "preference") and not s.rationale]
+    return [s for s in statements if _choice(s) and not s.rationale]
+
+
+def comments_on(found: Sequence[Statement], chosen: Sequence[Statement], text: str, *,
+                descriptions: bool = True) -> bool:
+    """What ``text`` states only talks about a slot a firm choice of ``chosen`` (said just before, in the same
+    message) settled, without making another choice of it: the chosen value again, or another value only described
+    ("We considered Hanami but hiring Rails devs is far easier"), hedged ("Rails was the other candidate") or turned
+    down, and no correction ("actually, FastAPI"), no switch. Such a sentence explains the choice; a description
+    never outranks a decision of the same key made in the same message. ``descriptions=False`` (the choice was made
+    in an earlier message): another value described may be a correction ("I meant Postgres 16"), so it does not
+    count as a comment."""
+    firm = {s.slot: s for s in chosen if s.slot is not None and s.value and not s.hedged and not s.negative
+            and not s.weak and s.kind == "decision"}
+    if not found or not firm or CORRECTION.search(text):
+        return False
+    for s in found:
+        choice = firm.get(s.slot)
+        if choice is None or s.old_value or not s.value:
+            return False
+        same = norm_value(s.value) == norm_value(choice.value or "")
+        rival = choice.rejected is not None and norm_value(s.value) == norm_value(choice.rejected)
+        if not (same or rival or (descriptions and s.kind == "fact") or s.hedged or s.negative):
+            return False
+    return True
 
 
 def give(statements: Sequence[Statement], why: str) -> bool:
@@ -106,10 +160,6 @@ def held(statements: Sequence[Statement], existing: Sequence[ExistingMemory], ke
     explain."""
     current = {(m.key, norm_value(m.value)) for m in existing if m.key and m.value and not m.pending}
     return [s for s in statements if (key_of(s), norm_value(s.value)) in current]
-
-
-# Keys whose facts are no choice a reason could explain
-_NOT_CHOICES = ("people", "preference")
 
 
 def named_held(text: str, existing: Sequence[ExistingMemory]) -> list[Statement]:

@@ -68,7 +68,7 @@ from z0_memory.offline.extraction.descriptions import describes_build
 from z0_memory.offline.extraction.keyless import keyless, preference_statements, sentence_convention, substantive
 from z0_memory.offline.extraction.markers import bare_refusal, has_bound_pair, negated, nominal, pairs_before_negation
 from z0_memory.offline.extraction.people import owners_listed, people_statement
-from z0_memory.offline.extraction.reasons import describes_only, explanation
+from z0_memory.offline.extraction.reasons import comments_on, describes_only, explanation
 from z0_memory.offline.extraction.tentative import tentative_body, unhedged
 from z0_memory.offline.extraction.comparisons import as_choice
 from z0_memory.offline.extraction.vocabulary import (
@@ -234,6 +234,9 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
         if not _own_marker(clause, proposal=proposal):
             for s in found:
                 s.weak = True
+        if comments_on(found, out, clause):
+            unread.append(clause)  # "后端定 Echo，Echo 的错误处理写起来更干净": the choice explained, not made again
+            continue
         if found and SO_BEFORE.search(body[: body.find(clause)]) and not leading and describes_only(out, found):
             leading = [*read, *unread]  # "Memcached keeps evicting our sessions, so we'll use Redis": the reason
         if any(s.value for s in out) and not substantive(CONVENTION.sub(" ", clause)):
