@@ -67,22 +67,15 @@ def test_a_standing_order_about_the_answers_is_set_aside(text):
     assert found == [text]
 
 
-@pytest.mark.parametrize("text, key, value", [
-    ("from now on, answer in Spanish. the API is built with Django", "stack:backend_framework", "Django"),
-    ("以后回复都用中文。后端用 Django", "stack:backend_framework", "Django"),
+@pytest.mark.parametrize("text", [
+    "from now on, answer in Spanish. the API is built with Django",  # the rest of an order's message is still read
+    "以后回复都用中文。后端用 Django",
+    "from now on the API uses Django",  # a project decision "from now on" is no order
+    "从现在开始后端用 Django",
 ])
-def test_the_rest_of_a_message_with_a_standing_order_is_still_read(text, key, value):
-    c = by_key(run(text))[f"{P}:{key}"]
-    assert c.value == value and firm(c)
-
-
-@pytest.mark.parametrize("text, key, value", [
-    ("from now on the API uses Django", "stack:backend_framework", "Django"),
-    ("从现在开始后端用 Django", "stack:backend_framework", "Django"),
-])
-def test_a_project_decision_from_now_on_is_no_order(text, key, value):
-    c = by_key(run(text))[f"{P}:{key}"]
-    assert c.value == value and firm(c)
+def test_the_choice_beside_or_after_a_time_phrase_is_kept(text):
+    c = by_key(run(text))[f"{P}:stack:backend_framework"]
+    assert c.value == "Django" and firm(c)
 
 
 # --- a message posing as the system, more shapes of standing orders, and what an order's message says besides --------
