@@ -92,6 +92,8 @@ def _analyse_message(text: str, ignored: list[str],
             continue
         if previous_text:  # "Laura finalized the mockups; she's our designer": she is Laura
             sentence = resolve_pronoun(sentence, previous_text)
+        if previous and hedges.retracts(sentence):  # "要不要换成 Meson？……算了还是 CMake": the idea is taken back
+            statements = [s for s in statements if not (s.hedged and any(s is p for p in previous))]
         found, bare = analyse_sentence(sentence)
         hedges.undecided_reason(found)  # "X since A, but B so tbd": the reason says X is still open
         if not found and adjacent and bare_refusal(sentence):
@@ -368,7 +370,7 @@ def extract_candidates(
         statements = without_elaborations(statements, message.text, lambda s: key_for(s, project))
         if accepted in ("strong", "weak") and not any(s.slot for s in statements):
             resolved, extra_ids = resolve_acceptance(state.previous_assistant, existing, project,
-                                                      weak=accepted == "weak")
+                                                      weak=accepted == "weak", alone=not statements)
             state.found.extend((s, [*extra_ids, *ids]) for s in resolved)
         state.found.extend((s, ids) for s in statements)
         if acts and not instructions:  # the learned reading reads the raw message, orders included
