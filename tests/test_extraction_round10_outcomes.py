@@ -186,3 +186,6 @@ def test_the_repeat_keeps_the_stored_spelling():
     c = by_key(run("A: Keep ULID as the primary key. Agreed?", "agreed", existing=_held("convention:ids", "ULIDs")))
     assert c[f"{P}:convention:ids"].value == "ULIDs"
 
+
+def test_a_keyless_statement_with_a_pronoun_and_no_choice_beside_it_stays():
+    assert any(c.key is None for c in run("invoice numbers must never be reused, accounting reads them aloud"))

@@ -34,6 +34,8 @@ _POINTS_BACK = re.compile(r"\b(?:he|she|they|him|her|them|his|its|it)\b|他|她|
 
 def _elaborates(s: Statement, choices: list[Statement]) -> bool:
     """``s`` (keyless) speaks of the sentence's choices: a pronoun, or a value, rival or person they name."""
+    if not choices:
+        return False
     own = s.text  # a convention's text may be its whole sentence: the choices' own clauses are not its words
     for c in choices:
         own = own.replace(c.text, " ")
