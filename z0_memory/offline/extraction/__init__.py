@@ -34,6 +34,8 @@ no LLM is configured, and the baseline the LLM extractor is measured against. Mo
 ``speech_acts`` a learned second opinion: a value the rules stated nothing about, in a clause with no act cue,
                 that the model reads as asserted is a fact (weights fitted on the dev labels, ``bench/speech_acts.py``)
 ``instructions`` orders to the assistant set aside (also when one spans two clauses: "from now on, answer ...")
+``elaborations`` what a message says around a choice: a keyless clause about its sentence's keyed choice ("这个我个人
+                比较喜欢"), the details of a request for work; neither is a memory of its own
 ``candidates``  the turn: instructions set aside, reasons from adjacent sentences, precedence within the turn,
                 links to stored memories, the ``Candidate`` list the extraction node consumes
 ==============  ================================================================================================

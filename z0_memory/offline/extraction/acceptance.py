@@ -33,6 +33,7 @@ from z0_memory.offline.extraction.cues import (
     PROPOSAL_MARK,
     QUESTION_TAG,
     REJECTION,
+    SWITCH,
     UNDECIDED,
     WH_QUESTION,
     YES_NO_START,
@@ -102,23 +103,53 @@ def _claims(text: str, existing: Sequence[ExistingMemory], project: str) -> list
                 found.append(Statement(kind="fact", slot=pair.slot, value=pair.value, text=sentence.strip(),
                                        confidence=CONF_RESOLVED_CONFIRM, confirms=True, said_by="assistant"))
     settled = {m.key for m in existing if m.key and not m.pending}
-    # a bare "对的" to the assistant's restatement confirms it; it does not replace a value the user settled
-    found = [s for s in found if key_for(s, project) not in settled]
+    # a bare "对的" to the assistant's restatement confirms it; it does not replace a value the user settled, unless
+    # the assistant asked about a change ("那认证也一起换成 Supabase Auth 吗？" - "对"): then the yes makes the change
+    found = [s for s in found if key_for(s, project) not in settled or any(p.search(s.text) for p in SWITCH)]
     return _one_value_per_key(found, existing, project)
 
 
+def _held_again(text: str, existing: Sequence[ExistingMemory], project: str) -> list[Statement]:
+    """What an assistant's question puts back to the user that the project already holds ("you're on Vercel, right?",
+    "Keep ULID as the primary key ... Agreed?"): accepted, each is said again (a repeat, never a change). Only the
+    asked sentence is read (or, when it is a bare "Agreed?", the sentence it asks about)."""
+    sentences = split_sentences(strip_noise(redact_secrets(text)))
+    asked = [n for n, s in enumerate(sentences) if is_question(s)]
+    if not asked:
+        return []
+    n = asked[-1]
+    bare = not re.search(r"[A-Za-z0-9\u3400-\u9fff]{2}", _BARE_ASK.sub("", sentences[n]))
+    body = QUESTION_TAG.sub("", sentences[n - 1] if bare and n else sentences[n]).strip()
+    if not body or NEGATION.search(body) or HEDGE.search(body) or WH_QUESTION.search(body) \
+            or (ALTERNATIVE.search(body) and len(find_values(body)) > 1):
+        return []
+    held = {(m.key, norm_value(m.value)): m.value for m in existing if m.key and not m.pending and m.value}
+    found = [Statement(kind="fact", slot=pair.slot, value=pair.value, text=body, confidence=CONF_RESOLVED_CONFIRM,
+                       said_by="assistant") for pair in pairs_in(body) if pair.slot is not None]
+    # in the store's own spelling ("ULIDs" held, "ULID" asked): a repeat of that fact, not a new version of it
+    return [replace(s, value=held[key]) for s in found if (key := (key_for(s, project), norm_value(s.value))) in held]
+
+
+# A question that only asks for assent ("Agreed?", "Sound good?", "OK?", "可以吗？")
+_BARE_ASK = re.compile(r"\b(?:agreed|sounds?|good|ok(?:ay)?|right|correct|fine|alright|yes|no)\b|可以|好|行|对|吗|吧|[?？\s.!]",
+                       re.I)
+
+
 def resolve_acceptance(
-    previous_assistant: TurnMessage | None, existing: Sequence[ExistingMemory], project: str, *, weak: bool
+    previous_assistant: TurnMessage | None, existing: Sequence[ExistingMemory], project: str, *, weak: bool,
+    alone: bool = True,
 ) -> tuple[list[Statement], list[str]]:
     """What a bare "yes, let's do that" / "that's right" accepts: the assistant's proposal, else what its statement or
-    yes/no question asserts, else (a strong acceptance only) the newest pending memory."""
+    yes/no question asserts (a held fact it asks back only when the reply says nothing else, ``alone``), else (a
+    strong acceptance only) the newest pending memory."""
     if previous_assistant is not None:
         ids = [previous_assistant.id] if previous_assistant.id else []
         props = _proposals(previous_assistant.text, existing, project)
         if props:
             return [replace(p, confirms=True, hedged=False, confidence=CONF_RESOLVED_CONFIRM, kind="decision",
                             rationale=None, said_by="assistant") for p in props], ids
-        claims = _claims(previous_assistant.text, existing, project)
+        claims = _claims(previous_assistant.text, existing, project) \
+            or (_held_again(previous_assistant.text, existing, project) if alone else [])
         if claims:
             return claims, ids
     if weak:

@@ -18,19 +18,18 @@ from z0_memory.offline.extraction.acceptance import (
 from z0_memory.offline.extraction.answers import question_subject
 from z0_memory.offline.extraction.clauses import (
     content_terms,
-    split_clauses,
     split_sentences,
     strip_noise,
 )
 from z0_memory.offline.extraction.content import content_for, key_for
 from z0_memory.offline.extraction.cues import (
     DECISION,
-    TASK_REQUEST,
     REJECTION,
     REMEMBER,
     SO_SENTENCE,
     SWITCH,
 )
+from z0_memory.offline.extraction.elaborations import without_elaborations, without_task_details
 from z0_memory.offline.extraction.hedged_replies import hedged_reply
 from z0_memory.offline.extraction.instructions import poses_as_system, without_instructions
 from z0_memory.offline.extraction.markers import bare_refusal
@@ -55,17 +54,8 @@ from z0_memory.offline.extraction.vocabulary import (
 )
 from z0_memory.redaction import REDACTED, redact_secrets
 from z0_memory.schemas import Candidate, WriteOutcome, normalize_segment
-from z0_memory.text import contains_cjk
 
 OFFLINE_EXTRACTOR_NAME = "offline-rules/2"  # /2: the clause-level, open-vocabulary rules of issue 16
-
-def _without_requests(sentence: str) -> str:
-    """The sentence minus its clauses that ask for work ("Set up the HTTP server skeleton"): no project fact."""
-    if not any(TASK_REQUEST.search(c) for c in split_clauses(sentence)):
-        return sentence
-    kept = [c for c in split_clauses(sentence) if not TASK_REQUEST.search(c)]
-    return ("，" if contains_cjk(sentence) else ", ").join(kept)
-
 
 def _analyse_message(text: str, ignored: list[str],
                      before: Sequence[Statement] = ()) -> tuple[list[Statement], Acceptance]:
@@ -87,7 +77,7 @@ def _analyse_message(text: str, ignored: list[str],
     previous_text = ""
     ahead: str | None = None  # a reason said before any choice ("因为接口都是异步的。后端选 FastAPI。")
     for sentence in split_sentences(clean):
-        sentence = _without_requests(without_instructions(REMEMBER.sub("", sentence.strip()), ignored))
+        sentence = without_task_details(without_instructions(REMEMBER.sub("", sentence.strip()), ignored))
         why = reasons.cued_reason(sentence)
         # a cued reason that states nothing else (read once: it may explain the choice before it, or the one after)
         only_reason = bool(why) and bool(reasons.explanation(sentence)) and not analyse_sentence(sentence)[0]
@@ -105,6 +95,8 @@ def _analyse_message(text: str, ignored: list[str],
             continue
         if previous_text:  # "Laura finalized the mockups; she's our designer": she is Laura
             sentence = resolve_pronoun(sentence, previous_text)
+        if previous and hedges.retracts(sentence):  # "要不要换成 Meson？……算了还是 CMake": the idea is taken back
+            statements = [s for s in statements if not (s.hedged and any(s is p for p in previous))]
         found, bare = analyse_sentence(sentence)
         hedges.undecided_reason(found)  # "X since A, but B so tbd": the reason says X is still open
         if not found and adjacent and bare_refusal(sentence):
@@ -387,9 +379,10 @@ def extract_candidates(
                     s.category_override, s.entity_override = named
                 else:
                     s.value = None
+        statements = without_elaborations(statements, message.text, lambda s: key_for(s, project))
         if accepted in ("strong", "weak") and not any(s.slot for s in statements):
             resolved, extra_ids = resolve_acceptance(state.previous_assistant, existing, project,
-                                                      weak=accepted == "weak")
+                                                      weak=accepted == "weak", alone=not statements)
             state.found.extend((s, [*extra_ids, *ids]) for s in resolved)
         state.found.extend((s, ids) for s in statements)
         if acts and not instructions:  # the learned reading reads the raw message, orders included

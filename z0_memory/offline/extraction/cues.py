@@ -79,7 +79,8 @@ UNDECIDED = re.compile(
     re.I,
 )
 NEGATION = re.compile(
-    r"\b(?:not|no longer|never mind|nevermind|don't|do not|won't|will not|isn't|aren't|without|avoid|instead of|"
+    r"\b(?:don'?t(?! (?:think|remember|recall) (?:i|we)(?:'?ve)? (?:\w+ )?(?:mentioned|said|told))|not|no longer|never mind|"
+    r"nevermind|doesn'?t|do not|won't|will not|isn't|aren't|without|avoid|instead of|"
     r"rather than|as opposed to|in place of)\b|算了|(?<!要)不用|(?<!要)不要|别用|不考虑|暂时不|放弃|弃用|不是|而不是|而非|并非|不再|"
     r"(?<!还)没(?:有)?(?:选|采用)|不选|"
     # "不搞 GraphQL", "不额外上 flyway", "先不引入 Kafka": not taking something on
@@ -165,7 +166,7 @@ TASK_REQUEST = re.compile(
     r"^\s*(?:(?:ok(?:ay)?|now|then|next|also|and|please|pls)[,\s]+)*(?:(?:can|could|would|will) you\s+(?:please\s+)?)?"
     r"(?:set ?up|add|create|write|implement|fix|build|scaffold|generate|refactor|rename|wire up|hook up|debug|"
     r"document|draft|sketch|stub out|bootstrap)\b(?!\s+(?:to|with|on)\b)"
-    r"|^\s*(?:现在|然后|接下来)?\s*(?:请你?|麻烦你?)?(?:帮我|给我)(?:写|加|添加|建|创建|实现|修|修复|搭|搭建|生成|重构)",
+    r"|^\s*(?:现在|然后|接下来)?\s*(?:请你?|麻烦你?|你)?(?:帮我|给我)(?:写|加|添加|建|创建|实现|修|修复|搭|搭建|生成|重构|看看|看一下|查查|查一下)",
     re.I,
 )
 # "Remember that X" / "记住：X": the request is to the assistant, X is judged on its own
@@ -208,9 +209,10 @@ NEGATIVE_EVAL = re.compile(
 # proposed by someone else: the name in its clause is turned down, not proposed
 ABANDONED = re.compile(
     r"(?:本来|原本|原来|起初|一开始)(?:是)?(?:想|打算|计划|准备|考虑)|"
-    # what someone else proposed, reported ("之前有人提议用 Node", "someone suggested litestar"): a rival, not a choice
-    r"(?:有人|别人|其他人|隔壁组)(?:提议|建议|提过|推荐|说要)|\b(?:someone|somebody|others|people) (?:suggested|proposed|pushed for|"
-    r"asked (?:for|about))\b|"
+    # what someone else proposed or asked, reported ("之前有人提议用 Node", "someone suggested litestar", "Sam asked if we'd
+    # move to vitest", "有人问要不要换 django"): a rival or their question, not the user's choice or idea
+    r"(?:有人|别人|其他人|隔壁组)(?:提议|建议|提过|推荐|说要|问)|\b(?:someone|somebody|others|people) (?:suggested|proposed|pushed for|"
+    r"asked (?:for|about))\b|\b(?:asked|wondered|asking)\b(?:\s+[\w-]+){0,3}?\s+(?:if|whether)\b|问(?:我们|过)?(?:要不要|能不能|可不可以|会不会|是否)|"
     r"\b(?:was|were) (?:going|planning|gonna|about) to\b|\b(?:originally|initially|at first) (?:wanted|planned|thought|"
     r"considered|went with)\b",
     re.I,

@@ -16,15 +16,28 @@ from z0_memory.offline.extraction.tentative import OPINION_ONLY
 from z0_memory.offline.extraction.vocabulary import find_values, norm_value, term_pattern
 
 
+# A lean among the options names the one the user favours ("可能用 pytest，也可能 unittest，倾向 pytest"): that option
+# is the idea held pending, not the list
+_LEAN = re.compile(r"倾向|更偏向|偏向于?|\blean(?:ing|s)?\s+(?:towards?|to)\b|\bprobably\b|\bmost likely\b|大概率|多半", re.I)
+
+
 def alternatives(found: list[Statement]) -> list[Statement]:
     """"也许用 Qdrant，也许用 pgvector": tentative options for one slot in a sentence are one pending memory
-    ("Qdrant or pgvector"), not the last one named."""
+    ("Qdrant or pgvector"), not the last one named; an option the user leans towards is that memory alone."""
     out: list[Statement] = []
+    leaned: set[int] = set()  # ids of the kept statements whose value is a lean, closed to more options
     for s in found:
         same = next((o for o in out if o.hedged and s.hedged and o.slot is not None and o.slot == s.slot
                      and o.kind == s.kind and o.value and s.value), None)
         if same is None:
             out.append(s)
+            if s.hedged and _LEAN.search(s.text):
+                leaned.add(id(s))
+        elif id(same) in leaned:
+            continue
+        elif _LEAN.search(s.text):
+            same.value, same.text = s.value, f"{same.text}, {s.text}"
+            leaned.add(id(same))
         elif norm_value(s.value) not in {norm_value(v) for v in (same.value or "").split(" or ")}:
             same.value = f"{same.value} or {s.value}"
             same.text = f"{same.text}, {s.text}"
@@ -106,3 +119,14 @@ def undecided_reason(found: list[Statement]) -> None:
         tail = _OPEN_AFTER.search(s.rationale)
         if tail and UNDECIDED.search(tail.group()) and not find_values(tail.group()):
             hedge(s, tail.group())
+
+
+# A sentence that takes back the idea just floated ("……算了还是 CMake", "no wait, that's my other job", "actually no,
+# forget it"): the tentative statement before it is withdrawn, not held pending
+_RETRACTION = re.compile(r"^[\s.…。,，-]*(?:算了|不对|(?:no wait|wait,? no|actually,? no|never ?mind|scratch that|forget (?:it|that))\b)",
+                         re.I)
+
+
+def retracts(sentence: str) -> bool:
+    """The sentence opens by taking back what was just said."""
+    return bool(_RETRACTION.match(sentence))

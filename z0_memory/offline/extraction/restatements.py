@@ -17,10 +17,11 @@ from collections.abc import Iterable, Sequence
 
 from z0_memory.offline.extraction.binding import is_rejected, open_values
 from z0_memory.offline.extraction.clauses import is_question, split_clauses, split_sentences, strip_noise
-from z0_memory.offline.extraction.cues import HEDGE, NEGATIVE_EVAL, SWITCH, UNDECIDED, WH_QUESTION
+from z0_memory.offline.extraction.cues import ABANDONED, HEDGE, NEGATIVE_EVAL, SWITCH, UNDECIDED, WH_QUESTION
 from z0_memory.offline.extraction.model import CONF_FACT, ExistingMemory, Statement
 from z0_memory.offline.extraction.vocabulary import SLOT_BY_KEY, Found, find_values, norm_value, term_pattern
 from z0_memory.redaction import redact_secrets
+from z0_memory.text import contains_cjk
 
 # Words that mark what follows (or precedes) as said before
 RESTATING = re.compile(
@@ -47,6 +48,14 @@ def _restating(sentence: str, said: re.Match[str], held: set[str]) -> bool:
     return bool(RESTATING.search(sentence)) and names <= held
 
 
+def _own_words(sentence: str) -> str:
+    """The sentence minus the clauses that report what someone else proposed or asked ("有人问要不要换 django"): their
+    switch or question is no change of the user's."""
+    clauses = split_clauses(sentence)
+    kept = [c for c in clauses if not ABANDONED.search(c)]
+    return sentence if len(kept) == len(clauses) else ("，" if contains_cjk(sentence) else ", ").join(kept)
+
+
 def restated(text: str, existing: Sequence[ExistingMemory], stated_keys: Iterable[str | None]) -> list[Statement]:
     """The current facts a message restates, as statements of their own key and value (see the module's docstring).
     ``stated_keys``: the keys the rules read in the message (full keys), left to those statements."""
@@ -61,6 +70,7 @@ def restated(text: str, existing: Sequence[ExistingMemory], stated_keys: Iterabl
         if m.key in stated or parts[1] in _NAMED_IN_PASSING:
             continue
         for sentence in sentences:
+            sentence = _own_words(sentence)
             said = re.search(term_pattern(m.value), sentence, re.I)
             asks = WH_QUESTION.search(sentence) or (is_question(sentence) and not _CHECK.search(sentence))
             if said is None or _LONGER_NAME.match(sentence[said.end():]) or asks \

@@ -50,6 +50,7 @@ from z0_memory.offline.extraction.cues import (
     ROLE_STATEMENT,
     SECRET_LIKE,
     SWITCH,
+    UNDECIDED,
     UNSURE,
     VERSUS,
 )
@@ -69,7 +70,7 @@ from z0_memory.offline.extraction.keyless import keyless, preference_statements,
 from z0_memory.offline.extraction.markers import bare_refusal, has_bound_pair, negated, nominal, pairs_before_negation
 from z0_memory.offline.extraction.people import owners_listed, people_statement
 from z0_memory.offline.extraction.reasons import comments_on, describes_only, explanation
-from z0_memory.offline.extraction.tentative import tentative_body, unhedged
+from z0_memory.offline.extraction.tentative import concession_only, tentative_body, unhedged
 from z0_memory.offline.extraction.comparisons import as_choice
 from z0_memory.offline.extraction.vocabulary import (
     find_phrases,
@@ -97,8 +98,8 @@ def analyse_sentence(sentence: str, *, proposal: bool = False) -> tuple[list[Sta
         if not rest or ACCEPT_ONLY.match(rest):
             return [], "strong" if _is_strong_acceptance(sentence, rest) else "weak"
         found = _statements(rest, confirms=True, proposal=proposal)
-        if not found and not NEGATION.search(rest) and not is_question(rest):
-            return [], "weak"  # "Correct, that's what we're running.", "是的，就按这个来": an acceptance in other words
+        if not found and not (NEGATION.search(rest) or is_question(rest) or HEDGE.search(rest) or UNDECIDED.search(rest)):
+            return [], "weak"  # "Correct, that's what we're running.", "是的，就按这个来" accept; "嗯 再看看吧" does not
         return found, None
     return _statements(sentence, confirms=confirms, proposal=proposal), None
 
@@ -150,8 +151,8 @@ def _switch_statement(sentence: str, *, hedged: bool, confirms: bool) -> tuple[S
     body, why = split_rationale(sentence)
     for pattern in SWITCH:
         m = pattern.search(body)
-        if not m:
-            continue
+        if not m or ABANDONED.search(body[max(body.rfind(c, 0, m.start()) for c in ",，;；") + 1: m.end()]):
+            continue  # "Sam asked if we'd move to vitest": someone else's question, no switch of the user's
         new_pairs = pairs_in(m.group("new")) or leading_name(m.group("new"), body)
         old_first = m.groupdict().get("old") is not None and m.start("old") < m.start("new")
         # with no "from X", a value named before the verb is the old one ("之前说 Gin，...换成 Hertz 了")
@@ -223,8 +224,8 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
             out += [_tentative(s) for s in _statements_for(unread[-1], "decision", None, False, hedged=True,
                                                            confirms=False, sentence=sentence)]
             continue
-        if mode == "hedge" and out and _SAYING.search(clause) and not pairs_in(clause):
-            continue  # "..., I think I told you already": about the conversation, not a hedge on the statement
+        if mode == "hedge" and out and (_SAYING.search(clause) or concession_only(clause)) and not pairs_in(clause):
+            continue  # "..., I think I told you already", "描述写中文也行": about the talk or a detail, no hedge on it
         if mode == "hedge" and out and not pairs_in(clause) and not find_phrases(clause):
             _hedge_previous(out, clause)  # "We'll use Redis, probably": a bare hedge clause hedges the one before
             continue

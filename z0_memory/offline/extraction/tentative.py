@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from z0_memory.text import contains_cjk
-from z0_memory.offline.extraction.cues import ALTERNATIVE, DECISION, FACT, QUESTION_START, QUESTION_ZH, WH_QUESTION
+from z0_memory.offline.extraction.cues import ALTERNATIVE, DECISION, FACT, HEDGE, QUESTION_START, QUESTION_ZH, WH_QUESTION
 
 # A request for the assistant's opinion on what was just said
 _OPINION = (r"(?:what do you think|what would you say|wdyt|thoughts|any thoughts|your thoughts|opinions?|objections?|"
@@ -87,3 +87,13 @@ _HEDGE_VERB = re.compile(r"(?:考虑(?:一下)?|倾向于?|可能|也许|或许|
 def unhedged(clause: str) -> str:
     """The clause with the hedge words that stand in for its verb read as "用" / dropped, for binding only."""
     return _HEDGE_VERB.sub(lambda m: "用" if contains_cjk(m.group(0)) else "", clause)
+
+
+# A concession about a detail ("描述部分写中文也行", "the descriptions can be in German too, that's fine"): what it allows
+# is its own clause's subject; it is no hedge on the choice the clause before states
+_CONCESSION = re.compile(r"也行|也可以|也没关系|也无所谓|\b(?:is|are|that'?s) (?:fine|ok|okay) too\b", re.I)
+
+
+def concession_only(clause: str) -> bool:
+    """The clause's hedge is a concession and nothing else hedges in it."""
+    return bool(_CONCESSION.search(clause)) and not HEDGE.search(_CONCESSION.sub(" ", clause))
