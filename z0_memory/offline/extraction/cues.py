@@ -325,9 +325,9 @@ ROLE_STATEMENT = re.compile(
     r"|\b(?i:our|the)\s+(?:new\s+)?(?P<role2>[\w -]{2,30}?)\s+(?:is|will be)\s+(?:now\s+)?"
     r"(?P<who2>[A-Z][a-z]{1,20}(?:\s+[A-Z][a-z]{1,20})?)\b"
     r"|(?P<who_zh>[\u4e00-\u9fff]{2,3}?|[A-Za-z]{2,20})\s*是\s*(?:我们的?|团队的?|项目的?)?(?P<role_zh>[\u4e00-\u9fff\w ]{2,10})"
-    r"|(?:我们的?|团队的?|项目的?)?\s*(?<![A-Za-z0-9])(?P<role_zh2>[\u4e00-\u9fff\w -]{2,16}?)\s*(?:是|由)\s*"
+    r"|(?:我们的?|团队的?|项目的?)?\s*(?<![A-Za-z0-9])(?P<role_zh2>[\u4e00-\u9fff\w -]{2,16}?)\s*(?:现在|目前)?(?:是|由)\s*"
     rf"(?P<who_zh2>{ZH_PERSON}|[\u4e00-\u9fff]{{2,3}}|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)(?:来当|担任)?"
-    r"(?=\s*(?:[。，,！!；;（(]|this week|$))"
+    r"(?=\s*(?:老师|了)?\s*(?:[。，,！!；;（(]|this week|$))"
     # "找 DBA 老马", "设计师 Chloe 说": a role word right before a name
     rf"|(?P<role_zh3>(?i:dba|pm)|设计师|产品经理|技术负责人|项目经理|值班)\s*(?P<who_zh3>[老小阿][\u4e00-\u9fff]|{ZH_PERSON})",
 )

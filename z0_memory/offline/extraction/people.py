@@ -9,6 +9,7 @@ import re
 from z0_memory.offline.extraction.cues import NOT_A_NAME, OWNER, ROLE_STATEMENT, ZH_PERSON
 from z0_memory.offline.extraction.model import CONF_FACT, Statement
 from z0_memory.offline.extraction.name_spans import ADVERB_LY
+from z0_memory.offline.extraction.roles import is_tool, role_of_work, roles_said
 from z0_memory.offline.extraction.vocabulary import ROLES, find_phrases, find_values
 from z0_memory.offline.extraction.key_words import key_entity
 from z0_memory.text import ENGLISH_STOPWORDS, contains_cjk
@@ -68,7 +69,10 @@ def _people(clause: str) -> Statement | None:
                 or "").strip(" .。")
         if who and who.lower() not in NOT_A_NAME and area and not who.startswith(_PRONOUNS_ZH) \
                 and not _NOT_A_PERSON.search(who) and not _NOT_AN_AREA.match(area):  # "后端我来负责"
-            entity = f"{_owner_area(area)}_owner"
+            role = role_of_work(_AREA_NOUNS.sub("", area))  # "handles releases": the release manager
+            if role and is_tool(clause, owner.start(key), owner.end(key)):
+                return None  # "GitHub Actions handles releases"
+            entity = role or f"{_owner_area(area)}_owner"
             return Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=clause,
                               category_override="people", entity_override=entity, label_override=area)
     role = ROLE_STATEMENT.search(clause)
@@ -95,6 +99,25 @@ def _people(clause: str) -> Statement | None:
             return Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=clause,
                              category_override="people", entity_override=f"{_owner_area(area.group('area'))}_owner",
                              label_override=area.group("area"))
+    return _other_shapes(clause)
+
+
+def names_person(clause: str) -> bool:
+    """The clause names someone's area or role, in any shape this module reads."""
+    if OWNER.search(clause) or ROLE_STATEMENT.search(clause):
+        return True
+    return bool(roles_said(clause if re.search(r"[A-Z]", clause) else _capitalised(clause)))
+
+
+def _other_shapes(clause: str) -> Statement | None:
+    """The first person ``roles`` reads in the clause's other shapes ("designer is Olu", "jonas handles releases")."""
+    for who, entity, label in roles_said(clause):
+        if who.lower() in NOT_A_NAME:
+            continue
+        if entity == "owner":
+            entity = f"{_owner_area(label)}_owner"
+        return Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=clause,
+                         category_override="people", entity_override=entity, label_override=label)
     return None
 
 
