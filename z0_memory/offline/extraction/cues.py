@@ -258,13 +258,13 @@ FACT = re.compile(
     r"we(?:'re| are)?\s+(?:always\s+|never\s+|currently\s+|now\s+)?(?:use|using|run|deploy|host|write|lint|"
     r"format|store|keep|build|follow|are on|'re on)|our|all|every|always|never|must|is written in|are written in|"
     r"we(?:'re| are) an? [\w.+#-]+ (?:shop|house|team)|(?:we(?:'ve| have)?|i(?:'ve| have)?) got|set up|configured|installed|"
-    r"(?:happens?|go(?:es)? out|goes) (?:through|via)|stick(?:ing)? to|went|"
+    r"(?:happens?|go(?:es)? out|go(?:es)?|lands?) (?:through|via|to|in|on)|stick(?:ing)? to|went|"
     r"(?:is|are) built (?:with|on|in)|(?:is|are) (?:deployed|hosted|running|stored)|runs? on|lives? (?:in|on)|uses?|follows?|"
     r"owns?|handles?|leads?|maintains?|in charge of|responsible for|(?:tech )?stack (?:is|will be)|stays?|remains?|"
     r"we(?:'re| are|'ll| will)\s+(?:also\s+)?(?:adding|keeping|introducing|bringing in|sticking with|staying on|"
     r"going all in on|moving to)|"
     r"goes? into|lives? in|stored in)\b"
-    r"|我们(?:一直|都|现在|目前)?(?:用|使用|采用|在用)(?![不没])|我们的|存在|存到|存进|放在|放到|(?<=的)(?:数据|配置)?放|都放|交给|接入|接的是|用的(?=\s*[A-Za-z])|用\s*\S+\s*(?:写|开发|搭建?|实现)的?|所有|一律|统一|都用|一直用|部署在|跑在|托管在|用的是|是用|负责",
+    r"|我们(?:一直|都|现在|目前)?(?:用|使用|采用|在用)(?![不没])|我们的|存在|存到|存进|放在|放到|(?<=的)(?:数据|配置)?放|都放|(?<=[\u4e00-\u9fff])[放存](?=\s*[A-Za-z])|按照?\s*[^，,。;；\s][^，,。;；]{0,24}?(?:来|走|执行)(?=[，,。;；！!]|$)|交给|接入|接的是|用的(?=\s*[A-Za-z])|用\s*\S+\s*(?:写|开发|搭建?|实现)的?|所有|一律|统一|都用|一直用|部署在|跑在|托管在|用的是|是用|负责",
     re.I,
 )
 PROPOSAL_MARK = re.compile(

@@ -51,11 +51,13 @@ def pairs_before_negation(clause: str) -> bool:
     neg = NEGATION.search(UNDECIDED.sub(lambda m: " " * len(m.group(0)), clause))
     if neg is None:
         return False
-    after = clause[neg.end():]
-    return bool(pairs_in(clause[: neg.start()]) and (find_values(after) or _NAME_NEXT.match(after)))
+    after, before = clause[neg.end():], pairs_in(clause[: neg.start()])
+    if before and re.match(r"\s*\d", after):  # "Postgres 16 not 15", "100 not 120": a number turns down a number
+        return before[-1].value[-1:].isdigit()
+    return bool(before and (find_values(after) or _NAME_NEXT.match(after)))
 
 
-_NAME_NEXT = re.compile(r"\s*(?:用|选|采用|(?i:the|using)\s+)?(?:[A-Z][\w.+#-]*|\d)")  # "而不是 ThinkPHP", "not Micronaut", "100 not 120"
+_NAME_NEXT = re.compile(r"\s*(?:用|选|采用|(?i:the|using)\s+)?[A-Z][\w.+#-]*")  # "而不是 ThinkPHP", "not Micronaut"
 
 
 def has_bound_pair(clause: str) -> bool:
