@@ -150,3 +150,23 @@ def test_a_number_turned_down_leaves_the_value_before_it(text, key, value):
 
 def test_a_version_turned_down_after_a_bare_name_is_no_choice_of_the_name():
     assert f"{P}:stack:language" not in by_key(run("ruby 不是 3.2"))
+
+
+# --- people: an affiliation or a full name in brackets, "还是", a role in brackets, the speaker's own role ------------
+
+@pytest.mark.parametrize("text, key, value", [
+    ("Ines from infra is the deploy owner, ask her for access", "people:deploy_owner", "Ines"),
+    ("Bo (bo.k on slack) owns the billing side", "people:billing_owner", "Bo"),
+    ("阿东（王东）负责支付这块", "people:payments_owner", "王东"),
+    ("Mira 还是 tech lead，别搞混了", "people:tech_lead", "Mira"),
+    ("Kai (ops, also our release manager) signs off the tags", "people:release_manager", "Kai"),
+    ("hey, I'm Zola, the designer on this", "people:designer", "Zola"),
+    ("测试找周宁。我是前端的负责人，我叫韩梅", "people:frontend_owner", "韩梅"),
+])
+def test_people_with_brackets_affiliations_and_the_speaker(text, key, value):
+    c = by_key(run(text)).get(f"{P}:{key}")
+    assert c is not None and c.value == value
+
+
+def test_the_speaker_saying_what_they_dislike_names_no_role():
+    assert not [c for c in run("I'm Tom, and I hate Jira") if c.key and ":people:" in c.key]

@@ -9,7 +9,7 @@ import re
 from z0_memory.offline.extraction.cues import NOT_A_NAME, OWNER, ROLE_STATEMENT, ZH_PERSON
 from z0_memory.offline.extraction.model import CONF_FACT, Statement
 from z0_memory.offline.extraction.name_spans import ADVERB_LY
-from z0_memory.offline.extraction.roles import is_tool, role_of_work, roles_said
+from z0_memory.offline.extraction.roles import is_tool, role_of_work, roles_said, self_role
 from z0_memory.offline.extraction.vocabulary import ROLES, find_phrases, find_values
 from z0_memory.offline.extraction.key_words import key_entity
 from z0_memory.text import ENGLISH_STOPWORDS, contains_cjk
@@ -179,23 +179,29 @@ def owners_listed(sentence: str) -> list[Statement]:
     return out
 
 
-# "I'm Maya, I'll be doing most of the backend", "后端我来负责，我叫王磊": the speaker names themself and an area
+# "I'm Maya, I'll be doing most of the backend", "后端我来负责，我叫王磊", "我是前端的负责人，我叫周宁": the speaker names
+# themself and an area
 _SELF_NAME = re.compile(r"\b(?i:i'?m|i am|my name is|this is)\s+(?P<en>[A-Z][a-z]{1,20})\b(?!\s+(?:and|from|on|with|here)\b)"
                         r"|我叫\s*(?P<zh>[\u4e00-\u9fff]{2,3}|[A-Z][a-z]+)(?![\u4e00-\u9fff])")
 _SELF_AREA = re.compile(
     r"\b(?:i'?ll|i will|i'?m going to|i)\s+(?:be\s+)?(?:own(?:ing)?|handl(?:e|ing)|lead(?:ing)?|do(?:ing)?|tak(?:e|ing) care of|"
     r"run(?:ning)?|look(?:ing)? after)\s+(?:most of\s+|all of\s+)?(?:the\s+|our\s+)?(?P<area>[a-z][\w/-]*(?:\s+[a-z][\w/-]*)?)"
-    r"|(?P<area_zh>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:那边|这块)?(?:由)?我(?:来)?负责|我(?:来)?负责\s*(?P<area_zh2>[\u4e00-\u9fffA-Za-z]{1,6})",
+    r"|(?P<area_zh>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:那边|这块)?(?:由)?我(?:来)?负责|我(?:来)?负责\s*(?P<area_zh2>[\u4e00-\u9fffA-Za-z]{1,6})"
+    r"|我是\s*(?P<area_zh3>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:那边|这边|这块)?的?(?:负责人|owner)",
     re.I)
 
 
 def self_owner(text: str) -> list[Statement]:
     """The area a message's speaker takes on, when the same message gives their name; else nothing."""
+    said = self_role(text)
+    if said is not None:  # "I'm Kofi, the designer"
+        return [Statement(kind="fact", slot=None, value=said[0], confidence=CONF_FACT, text=text,
+                          category_override="people", entity_override=said[1], label_override=said[2])]
     name, area = _SELF_NAME.search(text), _SELF_AREA.search(text)
     if not name or not area:
         return []
     who = name.group("en") or name.group("zh")
-    where = (area.group("area") or area.group("area_zh") or area.group("area_zh2") or "").strip()
+    where = (area.group("area") or area.group("area_zh") or area.group("area_zh2") or area.group("area_zh3") or "").strip()
     where = re.sub(r"^(?:另外|还有|然后|，|,)+", "", where)
     phrases = find_phrases(where)
     if not where or not phrases or phrases[0].slot is None or not phrases[0].slot.owner_area:

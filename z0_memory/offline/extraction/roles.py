@@ -31,11 +31,16 @@ _DOES_WORK = re.compile(
     rf"|(?P<who_zh>{_ZH_NAME})\s*(?:来|也|现在)?(?:管|负责)(?P<work_zh>[\u4e00-\u9fff]{{2,4}}?)(?=[。，,！!；;]|$)",
 )
 _ON_CALL = re.compile(rf"(?P<who>\b{_NAME}),?\s+(?:(?:he|she)'?s\s+|hes\s+|shes\s+)?(?:is\s+|'s\s+)?(?:the\s+)?on[- ]call\b")
+_ROLE_WORDS = (r"tech(?:nical)? lead|designer|product manager|release manager|on[- ]call(?: engineer)?|dba|architect|"
+               r"project manager")
 _ROLE_FIRST = re.compile(
-    r"^\s*(?i:(?:(?:btw|fyi|oh|and|also|our|the)\W+)*(?P<role>tech(?:nical)? lead|designer|product manager|"
-    r"release manager|on[- ]call(?: engineer)?|dba|architect|project manager)\s+(?:is|=|:))\s+"
-    rf"(?P<who>{_NAME})\b",
-)
+    rf"^\s*(?i:(?:(?:btw|fyi|oh|and|also|our|the)\W+)*(?P<role>{_ROLE_WORDS})\s+(?:is|=|:))\s+(?P<who>{_NAME})\b")
+# "Margit (hw lead, also our tech lead)": the role said in brackets after the name
+_ROLE_IN_BRACKETS = re.compile(rf"(?P<who>\b{_NAME})\s*[(（](?:[^)）]*?[,，;]\s*)?(?i:(?:also\s+)?(?:our\s+|the\s+)?"
+                               rf"(?P<role>{_ROLE_WORDS}))\s*[)）]")
+# "I'm Priya, new-ish tech lead on lexsearch": the speaker's name, then their role
+_SELF_ROLE = re.compile(rf"\b(?i:i'?m|i am|this is)\s+(?P<who>{_NAME})\s*[,，]\s*(?i:(?:the|our|a|an|new(?:-ish)?|current)\s+)*"
+                        rf"(?i:(?P<role>{_ROLE_WORDS}))\b")
 _PASSIVE_OWNER = re.compile(
     r"(?P<area>(?:(?:the|our)\s+)?[\w/ -]{2,40}?)\s+(?:is|are)\s+(?:now\s+)?(?:owned|led|run|maintained|managed|handled)"
     rf"\s+by\s+(?P<who>{_NAME})\b",
@@ -73,8 +78,9 @@ def roles_said(clause: str) -> list[tuple[str, str, str]]:
     for m in _ON_CALL.finditer(clause):
         if _is_person(clause, m):
             out.append((m.group("who"), "on_call", _ROLE_LABELS["on_call"][zh]))
-    m = _ROLE_FIRST.match(clause)
-    if m and _is_person(clause, m):
+    for m in [_ROLE_FIRST.match(clause), *_ROLE_IN_BRACKETS.finditer(clause)]:
+        if not m or not _is_person(clause, m):
+            continue
         role = next(entity for pattern, entity, _, _ in ROLES if re.search(pattern, m.group("role"), re.I))
         out.append((m.group("who"), role, _ROLE_LABELS[role][zh]))
     for m in _PASSIVE_OWNER.finditer(clause):
@@ -85,3 +91,13 @@ def roles_said(clause: str) -> list[tuple[str, str, str]]:
         if not re.search(r"[他她我你它]", m.group("who")):
             out.append((m.group("who"), "owner", m.group("area").strip()))
     return out
+
+
+def self_role(text: str) -> tuple[str, str, str] | None:
+    """``(who, role, label)`` when a message's speaker gives their name and then their role ("I'm Kofi, the designer");
+    read on the whole message, as a clause split at the comma holds only half of it."""
+    m = _SELF_ROLE.search(text)
+    if m is None or not _is_person(text, m):
+        return None
+    role = next(entity for pattern, entity, _, _ in ROLES if re.search(pattern, m.group("role"), re.I))
+    return m.group("who"), role, _ROLE_LABELS[role][bool(re.search(r"[\u4e00-\u9fff]", text))]
