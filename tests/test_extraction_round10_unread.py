@@ -170,3 +170,8 @@ def test_people_with_brackets_affiliations_and_the_speaker(text, key, value):
 
 def test_the_speaker_saying_what_they_dislike_names_no_role():
     assert not [c for c in run("I'm Tom, and I hate Jira") if c.key and ":people:" in c.key]
+
+
+def test_a_negation_inside_an_aside_in_brackets_leaves_the_choice_stated():
+    c = by_key(run("db: MariaDB 11 (the host requires it, not our pick)")).get(f"{P}:database:database")
+    assert c is not None and c.value == "MariaDB 11"

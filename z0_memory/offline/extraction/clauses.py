@@ -120,19 +120,11 @@ _REFUSING_ASIDE = re.compile(r"\s*[（(]\s*((?:弃用|不用|不是|而非|放�
 _BETWEEN = re.compile(r"\b(between\s+[^,，.;；]+?)\s+and\s+", re.I)
 
 
-# A comma inside brackets ends no clause ("Margit (hw lead, also our tech lead) insists"): it is held as a private-use
-# character while the sentence is split
-_BRACKETED = re.compile(r"[(（][^()（）]{1,80}[)）]")
-_HELD_COMMAS = {",": "\ue000", "，": "\ue001"}
-
-
 def split_clauses(sentence: str) -> list[str]:
     sentence = _BETWEEN.sub(lambda m: f"{m.group(1)} or ", sentence)
     sentence = _REFUSING_ASIDE.sub(lambda m: f"，{m.group(1)}，" if contains_cjk(m.group(0)) else f", {m.group(1)}, ",
                                    sentence)
-    sentence = _BRACKETED.sub(lambda m: m.group(0).translate(str.maketrans(_HELD_COMMAS)), sentence)
-    back = str.maketrans({v: k for k, v in _HELD_COMMAS.items()})
-    return [c.strip().translate(back) for c in _CLAUSE_SPLIT.split(sentence) if c and c.strip()]
+    return [c.strip() for c in _CLAUSE_SPLIT.split(sentence) if c and c.strip()]
 
 
 

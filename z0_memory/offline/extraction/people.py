@@ -9,7 +9,7 @@ import re
 from z0_memory.offline.extraction.cues import NOT_A_NAME, OWNER, ROLE_STATEMENT, ZH_PERSON
 from z0_memory.offline.extraction.model import CONF_FACT, Statement
 from z0_memory.offline.extraction.name_spans import ADVERB_LY
-from z0_memory.offline.extraction.roles import is_tool, role_of_work, roles_said, self_role
+from z0_memory.offline.extraction.roles import is_tool, message_roles, role_of_work, roles_said
 from z0_memory.offline.extraction.vocabulary import ROLES, find_phrases, find_values
 from z0_memory.offline.extraction.key_words import key_entity
 from z0_memory.text import ENGLISH_STOPWORDS, contains_cjk
@@ -192,20 +192,19 @@ _SELF_AREA = re.compile(
 
 
 def self_owner(text: str) -> list[Statement]:
-    """The area a message's speaker takes on, when the same message gives their name; else nothing."""
-    said = self_role(text)
-    if said is not None:  # "I'm Kofi, the designer"
-        return [Statement(kind="fact", slot=None, value=said[0], confidence=CONF_FACT, text=text,
-                          category_override="people", entity_override=said[1], label_override=said[2])]
+    """The area a message's speaker takes on, when the same message gives their name, and the roles it gives across a
+    comma (``roles.message_roles``); else nothing."""
+    out = [Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=text, category_override="people",
+                     entity_override=role, label_override=label) for who, role, label in message_roles(text)]
     name, area = _SELF_NAME.search(text), _SELF_AREA.search(text)
     if not name or not area:
-        return []
+        return out
     who = name.group("en") or name.group("zh")
     where = (area.group("area") or area.group("area_zh") or area.group("area_zh2") or area.group("area_zh3") or "").strip()
     where = re.sub(r"^(?:另外|还有|然后|，|,)+", "", where)
     phrases = find_phrases(where)
     if not where or not phrases or phrases[0].slot is None or not phrases[0].slot.owner_area:
-        return []  # only an area the vocabulary knows ("the backend", "前端"): not "I'll do the dishes"
-    return [Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=area.group(0),
-                      category_override="people", entity_override=f"{phrases[0].slot.owner_area}_owner",
-                      label_override=where)]
+        return out  # only an area the vocabulary knows ("the backend", "前端"): not "I'll do the dishes"
+    return out + [Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=area.group(0),
+                            category_override="people", entity_override=f"{phrases[0].slot.owner_area}_owner",
+                            label_override=where)]

@@ -78,7 +78,7 @@ def roles_said(clause: str) -> list[tuple[str, str, str]]:
     for m in _ON_CALL.finditer(clause):
         if _is_person(clause, m):
             out.append((m.group("who"), "on_call", _ROLE_LABELS["on_call"][zh]))
-    for m in [_ROLE_FIRST.match(clause), *_ROLE_IN_BRACKETS.finditer(clause)]:
+    for m in [_ROLE_FIRST.match(clause)]:
         if not m or not _is_person(clause, m):
             continue
         role = next(entity for pattern, entity, _, _ in ROLES if re.search(pattern, m.group("role"), re.I))
@@ -93,11 +93,13 @@ def roles_said(clause: str) -> list[tuple[str, str, str]]:
     return out
 
 
-def self_role(text: str) -> tuple[str, str, str] | None:
-    """``(who, role, label)`` when a message's speaker gives their name and then their role ("I'm Kofi, the designer");
-    read on the whole message, as a clause split at the comma holds only half of it."""
-    m = _SELF_ROLE.search(text)
-    if m is None or not _is_person(text, m):
-        return None
-    role = next(entity for pattern, entity, _, _ in ROLES if re.search(pattern, m.group("role"), re.I))
-    return m.group("who"), role, _ROLE_LABELS[role][bool(re.search(r"[\u4e00-\u9fff]", text))]
+def message_roles(text: str) -> list[tuple[str, str, str]]:
+    """``(who, role, label)`` for the roles a message gives across a comma, which the clause split cuts: the speaker's
+    name then their role ("I'm Kofi, the designer"), a role in brackets after a name ("Margit (hw lead, also our tech
+    lead)"); read on the whole message."""
+    out = []
+    for m in [_SELF_ROLE.search(text), *_ROLE_IN_BRACKETS.finditer(text)]:
+        if m is not None and _is_person(text, m):
+            role = next(entity for pattern, entity, _, _ in ROLES if re.search(pattern, m.group("role"), re.I))
+            out.append((m.group("who"), role, _ROLE_LABELS[role][bool(re.search(r"[\u4e00-\u9fff]", text))]))
+    return out
