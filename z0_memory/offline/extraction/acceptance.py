@@ -26,6 +26,7 @@ from z0_memory.offline.extraction.clauses import (
 )
 from z0_memory.offline.extraction.content import key_for
 from z0_memory.offline.extraction.cues import (
+    ACCEPT_ONLY,
     ALTERNATIVE,
     CONFIRM_PREFIX,
     HEDGE,
@@ -37,7 +38,9 @@ from z0_memory.offline.extraction.cues import (
     UNDECIDED,
     WH_QUESTION,
     YES_NO_START,
+    NOT_A_NAME,
 )
+from z0_memory.text import ENGLISH_STOPWORDS
 from z0_memory.offline.extraction.model import (
     CONF_ANSWER,
     CONF_HEDGE,
@@ -190,6 +193,8 @@ def short_answer(text: str, question: TurnMessage | None) -> list[Statement]:
                                       or REJECTION.match(clean) or CONFIRM_PREFIX.match(clean)
                                       or zh.group(1) in CJK_COMMON):
             values = [Found(zh.start(1), zh.end(1), zh.group(1), None)]  # "极光推送。" answering "用什么做消息推送？"
+    if not values:
+        values = offered_word(clean, asked[-1])
     if len({v.value for v in values}) != 1:
         return []
     # the slot the question names, else the slot of a value it offers ("Sidekiq for the jobs?" -> the job queue)
@@ -203,6 +208,22 @@ def short_answer(text: str, question: TurnMessage | None) -> list[Statement]:
                        confidence=CONF_HEDGE if hedged else CONF_ANSWER, rationale=why,
                        category_override=subject[0] if subject else None,
                        entity_override=subject[1] if subject else None)]
+
+
+# An either-or question: it offers its alternatives by name
+_EITHER_OR = re.compile(r"\bor\b|还是", re.I)
+
+
+def offered_word(answer: str, question: str) -> list[Found]:
+    """"gdscript." answering "GDScript or C#?", "allauth" answering "session auth or django-allauth?": a reply of one
+    word, in any case, that the either-or question offered as (part of) an alternative's name."""
+    m = re.fullmatch(r"\s*(?P<v>[A-Za-z][\w.+#-]{1,30}?)\s*[.!。！]?\s*", answer)
+    if not m or not _EITHER_OR.search(question) or m.group("v").lower() in ENGLISH_STOPWORDS \
+            or m.group("v").lower() in NOT_A_NAME or CONFIRM_PREFIX.match(answer) or ACCEPT_ONLY.match(answer):
+        return []
+    if not re.search(rf"(?<![\w.+#]){re.escape(m.group('v'))}(?![\w+#])", question, re.I):
+        return []
+    return [Found(m.start("v"), m.end("v"), m.group("v"), None)]
 
 
 def leading_answer(text: str, question: TurnMessage | None) -> list[Statement]:

@@ -14,6 +14,7 @@ from z0_memory.offline.extraction.chinese_values import (
     settled_name,
 )
 from z0_memory.offline.extraction.cues import NOT_A_NAME, REJECTED_BEFORE
+from z0_memory.offline.extraction.measures import line_lengths
 from z0_memory.offline.extraction.name_spans import (
     KIND_WORDS,
     modifier_only,
@@ -107,7 +108,7 @@ _PHRASE_VALUED = frozenset({"release", "line_length"})
 _PHRASE_AFTER_SLOT = re.compile(
     r"^\s*(?:go out|ship|happen|are cut|are released|is|are|will be|should be|[:：=]|是|定为|定在|为)?\s*"
     r"(?P<v>(?:every|each|once|twice|weekly|biweekly|monthly|daily|nightly|quarterly|on|at most|max(?:imum)?|"
-    r"\d)[\w\s-]{0,40}?|每[\u4e00-\u9fff\w]{1,10}?|\d+\s*(?:个字符|字符|列)?)\s*(?=[,，.。;；!！]|$|\s+(?:and|but|so)\b)",
+    r"\d)[\w\s-]{0,40}?|每[\u4e00-\u9fff\w]{1,10}?|\d+\s*(?:个字符|字符|列)?)\s*(?=[,，.。;；!！]|$|\s+(?:and|but|so|not|rather than|instead of)\b|\s*(?:而)?不是)",
     re.I,
 )
 
@@ -321,11 +322,11 @@ def pairs_in(text: str) -> list[Found]:
                   and not any(b.start == v.start for b in bound) and slot not in {b.slot for b in bound}]
     out: list[Found] = []
     seen_slots: set[tuple[str, str]] = set()
-    for pair in [*bound, *values]:
+    for pair in [*bound, *values, *line_lengths(text)]:  # "100 col limit": a number its unit files
         if pair.slot is None or is_rejected(text, pair) or REDACTED in pair.value or modifier_only(text, pair):
             continue
         slot_id = (pair.slot.category, pair.slot.entity)
-        if slot_id in seen_slots or any(o.start == pair.start for o in out):
+        if slot_id in seen_slots or any(o.start <= pair.start and pair.end <= o.end for o in out):  # within a value
             continue
         seen_slots.add(slot_id)
         out.append(pair)

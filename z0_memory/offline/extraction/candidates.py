@@ -139,8 +139,8 @@ def _analyse_message(text: str, ignored: list[str],
         if accepted is None or bare == "strong":
             accepted = bare if accepted != "rejected" else accepted
     statements = [s for s in before if s.rationale] + statements  # the previous message's choices, now explained
-    if not any(s.category_override == "people" for s in statements):
-        statements += self_owner(clean)  # "I'm Maya, I'll be doing most of the backend"
+    taken = {s.entity_override for s in statements if s.category_override == "people"}  # a key said otherwise wins
+    statements += [s for s in self_owner(clean) if s.entity_override not in taken]  # "I'm Maya, I'll do the backend"
     refused = refused_values(clean)
     statements = [s for s in statements if s.value is None or s.old_value is not None
                   or norm_value(s.value) not in refused]

@@ -22,15 +22,15 @@ def names_in_chinese(text: str) -> bool:
     return contains_cjk(text)
 
 
-# "支付走微信支付", "主键用雪花 ID", "部署用内部的 farmctl 工具": in Chinese, what a slot phrase's verb binds runs to
+# "支付走微信支付", "主键用雪花 ID", "部署用内部的 farmctl 工具", "提交信息按 Angular 规范来": in Chinese, what a slot phrase's verb binds runs to
 # the clause's end (the clause is the unit; a cap keeps a whole sentence from being a value)
 _ZH_VALUE_MAX = 15
 _ZH_AFTER_SLOT = re.compile(
     r"^\s*(?:的话)?\s*(?:就|还是|也|都|统一|先|直接|主要|目前|现在|暂时|一律)*\s*"
-    r"(?P<verb>用的是|选的是|用|使用|采用|选用|走|接入?|定为|定成|是)\s*"
+    r"(?P<verb>用的是|选的是|用|使用|采用|选用|走|接入?|定为|定成|是|按照|按|遵循|参照)\s*"
     r"(?:(?:我们)?(?:自己写的|自研的|内部的|公司的|现成的|自己的|自己部署的|一个叫|叫)\s*)?"
     rf"(?P<v>[^，,。;；！!？?、\s][^，,。;；！!？?、]{{0,{_ZH_VALUE_MAX}}}?)\s*"
-    r"(?:工具|集群|服务|方案|插件|平台|那套|这套)?\s*(?:吧|了|的)?\s*(?=[，,。;；！!？?]|$)")
+    r"(?:工具|集群|服务|方案|插件|平台|那套|这套)?\s*(?:来|走|执行)?(?:吧|了|的)?\s*(?=[，,。;；！!？?]|$)")
 _VERB_IN_VALUE = re.compile(r"\s*(?:做|作为|当|来|跑在|部署在|同步|写)")
 _ZH_NOT_A_VALUE = re.compile(r"[不没别吗呢它这那哪啥么]|可能|或者|还是|还没|待定|再说|以后|之后|一下|什么")
 
@@ -41,8 +41,8 @@ def chinese_after(text: str, phrase: Found) -> Found | None:
     if m is None:
         return None
     value = _VERB_IN_VALUE.split(m.group("v"), maxsplit=1)[0].rstrip(" .")  # "Keycloak 做 SSO": up to the verb
-    if m.group("verb") == "是" and not re.search(r"[A-Za-z0-9]", value):
-        return None  # "BI 是公司内部的数据平台": after 是, Chinese words describe; a product's name is spelt in Latin
+    if m.group("verb") in ("是", "按", "按照", "遵循", "参照") and not re.search(r"[A-Za-z0-9]", value):
+        return None  # "BI 是公司内部的数据平台", "部署按老流程来": Chinese words describe; a product's name is spelt in Latin
     if not value or _ZH_NOT_A_VALUE.search(value) or value in CJK_COMMON or REDACTED in value \
             or any(p.start == 0 for p in find_phrases(value)):
         return None

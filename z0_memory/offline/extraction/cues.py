@@ -260,13 +260,13 @@ FACT = re.compile(
     r"we(?:'re| are)?\s+(?:always\s+|never\s+|currently\s+|now\s+)?(?:use|using|run|deploy|host|write|lint|"
     r"format|store|keep|build|follow|are on|'re on)|our|all|every|always|never|must|is written in|are written in|"
     r"we(?:'re| are) an? [\w.+#-]+ (?:shop|house|team)|(?:we(?:'ve| have)?|i(?:'ve| have)?) got|set up|configured|installed|"
-    r"(?:happens?|go(?:es)? out|goes) (?:through|via)|stick(?:ing)? to|went|"
+    r"(?:happens?|go(?:es)? out|go(?:es)?|lands?) (?:through|via|to|in|on)|stick(?:ing)? to|went|"
     r"(?:is|are) built (?:with|on|in)|(?:is|are) (?:deployed|hosted|running|stored)|runs? on|lives? (?:in|on)|uses?|follows?|"
     r"owns?|handles?|leads?|maintains?|in charge of|responsible for|(?:tech )?stack (?:is|will be)|stays?|remains?|"
     r"we(?:'re| are|'ll| will)\s+(?:also\s+)?(?:adding|keeping|introducing|bringing in|sticking with|staying on|"
     r"going all in on|moving to)|"
     r"goes? into|lives? in|stored in)\b"
-    r"|我们(?:一直|都|现在|目前)?(?:用|使用|采用|在用)(?![不没])|我们的|存在|存到|存进|放在|放到|(?<=的)(?:数据|配置)?放|都放|交给|接入|接的是|用的(?=\s*[A-Za-z])|用\s*\S+\s*(?:写|开发|搭建?|实现)的?|所有|一律|统一|都用|一直用|部署在|跑在|托管在|用的是|是用|负责",
+    r"|我们(?:一直|都|现在|目前)?(?:用|使用|采用|在用)(?![不没])|我们的|存在|存到|存进|放在|放到|(?<=的)(?:数据|配置)?放|都放|(?<=[\u4e00-\u9fff])[放存](?=\s*[A-Za-z])|按照?\s*[^，,。;；\s][^，,。;；]{0,24}?(?:来|走|执行)(?=[，,。;；！!]|$)|交给|接入|接的是|用的(?=\s*[A-Za-z])|用\s*\S+\s*(?:写|开发|搭建?|实现)的?|所有|一律|统一|都用|一直用|部署在|跑在|托管在|用的是|是用|负责",
     re.I,
 )
 PROPOSAL_MARK = re.compile(
@@ -305,13 +305,14 @@ _NOT_FILLER = (r"(?!(?:Also|And|But|So|Oh|Ok|Okay|Then|Now|Our|The|Btw|Plus|Yes|
 # A person named in Chinese text: a Latin given name with a Chinese surname ("Kevin 张"), a capitalised name, or a
 # familiar name (老周, 小美, 阿强: 老/小/阿 and one character)
 ZH_PERSON = r"[A-Z][a-z]+\s*[\u4e00-\u9fff](?![\u4e00-\u9fff])|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?|[老小阿][\u4e00-\u9fff](?=[^\u4e00-\u9fff]|$|[了来说负也都管])"
+_AFFILIATION = r"(?:\([^)]{1,40}\)\s+|from\s+(?:the\s+)?[a-z][\w-]*(?:\s+team)?\s+)?"  # "Ravi from platform", "Dana (dana.k on slack)"
 OWNER = re.compile(
-    rf"(?P<who>(?<!\w){_NOT_FILLER}[A-Z][a-zà-ÿ]{{1,20}}(?:\s+[A-Z][a-zà-ÿ]{{1,20}})?\b)\s+(?:now\s+|also\s+|[a-z]{{4,}}ly\s+)?(?:owns|will own|(?:is|'s) going to own|handles|will handle|leads|will lead|"
+    rf"(?P<who>(?<!\w){_NOT_FILLER}[A-Z][a-zà-ÿ]{{1,20}}(?:\s+[A-Z][a-zà-ÿ]{{1,20}})?\b)\s+{_AFFILIATION}(?:now\s+|also\s+|[a-z]{{4,}}ly\s+)?(?:owns|will own|(?:is|'s) going to own|handles|will handle|leads|will lead|"
     r"maintains|is responsible for|is in charge of|takes care of|runs|is (?:leading|handling|running|managing|"
     r"taking care of|looking after)|looks after|manages|will manage|will run|will take care of|"
     r"took over|takes over|has taken over|is taking over|will take over)\s+"
     r"(?:the\s+|our\s+|all (?:the |of the |our )?)?(?P<area>[\w\s./-]{2,40})"
-    r"|(?P<who_zh>[\u4e00-\u9fff]{2,3}?|[A-Za-z]{2,20})\s*(?:现在|也|来)?负责(?!人)\s*(?P<area_zh>[\w\u4e00-\u9fff ]{1,12})"
+    r"|(?P<who_zh>[\u4e00-\u9fff]{2,3}?|[A-Za-z]{2,20})\s*(?:[（(][^）)]{1,8}[）)])?\s*(?:现在|也|来)?负责(?!人)\s*(?P<area_zh>[\w\u4e00-\u9fff ]{1,12})"
     r"|(?P<area_zh2>[\w\u4e00-\u9fff]{1,8})(?:那边|这边|这块|的话|方面|部分)?\s*(?:由|是|归)?"
     r"(?P<who_zh2>[\u4e00-\u9fff]{2,3}?|[A-Z][a-z]+)\s*(?:来)?负责(?=[。，,！!；;]|$)"
     # "后端交给老陈", "前端归小美": an area handed to someone
@@ -319,17 +320,17 @@ OWNER = re.compile(
     rf"(?P<who_zh3>{ZH_PERSON})(?=\s*(?:[。，,！!；;（(]|$|来|负责|了|管))",
 )
 ROLE_STATEMENT = re.compile(
-    rf"(?P<who>\b{_NOT_FILLER}[A-Z][a-z]{{1,20}}(?:\s+[A-Z][a-z]{{1,20}})?\b)\s+"
+    rf"(?P<who>\b{_NOT_FILLER}[A-Z][a-z]{{1,20}}(?:\s+[A-Z][a-z]{{1,20}})?\b)\s+{_AFFILIATION}"
     r"(?:is|(?:has )?joined (?:us )?as|joins (?:us )?as|is joining (?:us )?as|came on(?:board)? as)\s+"
     r"(?:(?:also|still)\s+)?(?:(?:our|the|now the|now our|now|a|an)\s+)?(?:new\s+)?"
     r"(?P<role>(?:[\w-]+\s+){0,2}(?:lead|manager|designer|owner|on[- ]call|dba|architect|engineer|pm|maintainer)\b"
     r"|(?<=our |the |now )[\w\s-]{2,40})"
     r"|\b(?i:our|the)\s+(?:new\s+)?(?P<role2>[\w -]{2,30}?)\s+(?:is|will be)\s+(?:now\s+)?"
     r"(?P<who2>[A-Z][a-z]{1,20}(?:\s+[A-Z][a-z]{1,20})?)\b"
-    r"|(?P<who_zh>[\u4e00-\u9fff]{2,3}?|[A-Za-z]{2,20})\s*是\s*(?:我们的?|团队的?|项目的?)?(?P<role_zh>[\u4e00-\u9fff\w ]{2,10})"
-    r"|(?:我们的?|团队的?|项目的?)?\s*(?<![A-Za-z0-9])(?P<role_zh2>[\u4e00-\u9fff\w -]{2,16}?)\s*(?:是|由)\s*"
+    r"|(?P<who_zh>[\u4e00-\u9fff]{2,3}?|[A-Za-z]{2,20})\s*(?:还|也|仍然|依然)?是\s*(?:我们的?|团队的?|项目的?)?(?P<role_zh>[\u4e00-\u9fff\w ]{2,10})"
+    r"|(?:我们的?|团队的?|项目的?)?\s*(?<![A-Za-z0-9])(?P<role_zh2>[\u4e00-\u9fff\w -]{2,16}?)\s*(?:现在|目前)?(?:是|由)\s*"
     rf"(?P<who_zh2>{ZH_PERSON}|[\u4e00-\u9fff]{{2,3}}|[A-Z][a-z]+(?:\s+[A-Z][a-z]+)?)(?:来当|担任)?"
-    r"(?=\s*(?:[。，,！!；;（(]|this week|$))"
+    r"(?=\s*(?:老师|了)?\s*(?:[。，,！!；;（(]|this week|$))"
     # "找 DBA 老马", "设计师 Chloe 说": a role word right before a name
     rf"|(?P<role_zh3>(?i:dba|pm)|设计师|产品经理|技术负责人|项目经理|值班)\s*(?P<who_zh3>[老小阿][\u4e00-\u9fff]|{ZH_PERSON})",
 )

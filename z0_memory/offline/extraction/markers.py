@@ -8,6 +8,7 @@ import re
 from z0_memory.offline.extraction.binding import bound_pairs, open_values, pairs_in
 from z0_memory.offline.extraction.clauses import is_question
 from z0_memory.offline.extraction.cues import NEGATION, UNDECIDED
+from z0_memory.offline.extraction.measures import line_lengths
 from z0_memory.offline.extraction.vocabulary import find_phrases, find_values
 
 
@@ -50,8 +51,10 @@ def pairs_before_negation(clause: str) -> bool:
     neg = NEGATION.search(UNDECIDED.sub(lambda m: " " * len(m.group(0)), clause))
     if neg is None:
         return False
-    after = clause[neg.end():]
-    return bool(pairs_in(clause[: neg.start()]) and (find_values(after) or _NAME_NEXT.match(after)))
+    after, before = clause[neg.end():], pairs_in(clause[: neg.start()])
+    if before and re.match(r"\s*\d", after):  # "Postgres 16 not 15", "100 not 120": a number turns down a number
+        return before[-1].value[-1:].isdigit()
+    return bool(before and (find_values(after) or _NAME_NEXT.match(after)))
 
 
 _NAME_NEXT = re.compile(r"\s*(?:用|选|采用|(?i:the|using)\s+)?[A-Z][\w.+#-]*")  # "而不是 ThinkPHP", "not Micronaut"
@@ -60,7 +63,7 @@ _NAME_NEXT = re.compile(r"\s*(?:用|选|采用|(?i:the|using)\s+)?[A-Z][\w.+#-]*
 def has_bound_pair(clause: str) -> bool:
     values = find_values(clause)
     phrases = find_phrases(clause)
-    return any(p.value for p in bound_pairs(clause, values, phrases))
+    return any(p.value for p in bound_pairs(clause, values, phrases)) or bool(line_lengths(clause))
 
 
 _REFUSAL_WORDS = re.compile(r"\b(?:not|no|never|instead of|rather than|over|than|the)\b|不用|不要|不选|不是|而非|而不是|弃用|放弃|别用",

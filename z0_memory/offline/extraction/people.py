@@ -9,6 +9,7 @@ import re
 from z0_memory.offline.extraction.cues import NOT_A_NAME, OWNER, ROLE_STATEMENT, ZH_PERSON
 from z0_memory.offline.extraction.model import CONF_FACT, Statement
 from z0_memory.offline.extraction.name_spans import ADVERB_LY
+from z0_memory.offline.extraction.roles import is_tool, message_roles, role_of_work, roles_said
 from z0_memory.offline.extraction.vocabulary import ROLES, find_phrases, find_values
 from z0_memory.offline.extraction.key_words import key_entity
 from z0_memory.text import ENGLISH_STOPWORDS, contains_cjk
@@ -68,7 +69,10 @@ def _people(clause: str) -> Statement | None:
                 or "").strip(" .。")
         if who and who.lower() not in NOT_A_NAME and area and not who.startswith(_PRONOUNS_ZH) \
                 and not _NOT_A_PERSON.search(who) and not _NOT_AN_AREA.match(area):  # "后端我来负责"
-            entity = f"{_owner_area(area)}_owner"
+            role = role_of_work(_AREA_NOUNS.sub("", area))  # "handles releases": the release manager
+            if role and is_tool(clause, owner.start(key), owner.end(key)):
+                return None  # "GitHub Actions handles releases"
+            entity = role or f"{_owner_area(area)}_owner"
             return Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=clause,
                               category_override="people", entity_override=entity, label_override=area)
     role = ROLE_STATEMENT.search(clause)
@@ -95,6 +99,25 @@ def _people(clause: str) -> Statement | None:
             return Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=clause,
                              category_override="people", entity_override=f"{_owner_area(area.group('area'))}_owner",
                              label_override=area.group("area"))
+    return _other_shapes(clause)
+
+
+def names_person(clause: str) -> bool:
+    """The clause names someone's area or role, in any shape this module reads."""
+    if OWNER.search(clause) or ROLE_STATEMENT.search(clause):
+        return True
+    return bool(roles_said(clause if re.search(r"[A-Z]", clause) else _capitalised(clause)))
+
+
+def _other_shapes(clause: str) -> Statement | None:
+    """The first person ``roles`` reads in the clause's other shapes ("designer is Olu", "jonas handles releases")."""
+    for who, entity, label in roles_said(clause):
+        if who.lower() in NOT_A_NAME:
+            continue
+        if entity == "owner":
+            entity = f"{_owner_area(label)}_owner"
+        return Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=clause,
+                         category_override="people", entity_override=entity, label_override=label)
     return None
 
 
@@ -156,27 +179,32 @@ def owners_listed(sentence: str) -> list[Statement]:
     return out
 
 
-# "I'm Maya, I'll be doing most of the backend", "后端我来负责，我叫王磊": the speaker names themself and an area
+# "I'm Maya, I'll be doing most of the backend", "后端我来负责，我叫王磊", "我是前端的负责人，我叫周宁": the speaker names
+# themself and an area
 _SELF_NAME = re.compile(r"\b(?i:i'?m|i am|my name is|this is)\s+(?P<en>[A-Z][a-z]{1,20})\b(?!\s+(?:and|from|on|with|here)\b)"
                         r"|我叫\s*(?P<zh>[\u4e00-\u9fff]{2,3}|[A-Z][a-z]+)(?![\u4e00-\u9fff])")
 _SELF_AREA = re.compile(
     r"\b(?:i'?ll|i will|i'?m going to|i)\s+(?:be\s+)?(?:own(?:ing)?|handl(?:e|ing)|lead(?:ing)?|do(?:ing)?|tak(?:e|ing) care of|"
     r"run(?:ning)?|look(?:ing)? after)\s+(?:most of\s+|all of\s+)?(?:the\s+|our\s+)?(?P<area>[a-z][\w/-]*(?:\s+[a-z][\w/-]*)?)"
-    r"|(?P<area_zh>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:那边|这块)?(?:由)?我(?:来)?负责|我(?:来)?负责\s*(?P<area_zh2>[\u4e00-\u9fffA-Za-z]{1,6})",
+    r"|(?P<area_zh>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:那边|这块)?(?:由)?我(?:来)?负责|我(?:来)?负责\s*(?P<area_zh2>[\u4e00-\u9fffA-Za-z]{1,6})"
+    r"|我是\s*(?P<area_zh3>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:那边|这边|这块)?的?(?:负责人|owner)",
     re.I)
 
 
 def self_owner(text: str) -> list[Statement]:
-    """The area a message's speaker takes on, when the same message gives their name; else nothing."""
+    """The area a message's speaker takes on, when the same message gives their name, and the roles it gives across a
+    comma (``roles.message_roles``); else nothing."""
+    out = [Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=text, category_override="people",
+                     entity_override=role, label_override=label) for who, role, label in message_roles(text)]
     name, area = _SELF_NAME.search(text), _SELF_AREA.search(text)
     if not name or not area:
-        return []
+        return out
     who = name.group("en") or name.group("zh")
-    where = (area.group("area") or area.group("area_zh") or area.group("area_zh2") or "").strip()
+    where = (area.group("area") or area.group("area_zh") or area.group("area_zh2") or area.group("area_zh3") or "").strip()
     where = re.sub(r"^(?:另外|还有|然后|，|,)+", "", where)
     phrases = find_phrases(where)
     if not where or not phrases or phrases[0].slot is None or not phrases[0].slot.owner_area:
-        return []  # only an area the vocabulary knows ("the backend", "前端"): not "I'll do the dishes"
-    return [Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=area.group(0),
-                      category_override="people", entity_override=f"{phrases[0].slot.owner_area}_owner",
-                      label_override=where)]
+        return out  # only an area the vocabulary knows ("the backend", "前端"): not "I'll do the dishes"
+    return out + [Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=area.group(0),
+                            category_override="people", entity_override=f"{phrases[0].slot.owner_area}_owner",
+                            label_override=where)]

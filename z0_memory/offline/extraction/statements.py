@@ -68,7 +68,7 @@ from z0_memory.offline.extraction.model import (
 from z0_memory.offline.extraction.descriptions import describes_build
 from z0_memory.offline.extraction.keyless import keyless, preference_statements, sentence_convention, substantive
 from z0_memory.offline.extraction.markers import bare_refusal, has_bound_pair, negated, nominal, pairs_before_negation
-from z0_memory.offline.extraction.people import owners_listed, people_statement
+from z0_memory.offline.extraction.people import names_person, owners_listed, people_statement
 from z0_memory.offline.extraction.reasons import comments_on, describes_only, explanation
 from z0_memory.offline.extraction.tentative import concession_only, tentative_body, unhedged
 from z0_memory.offline.extraction.comparisons import as_choice
@@ -264,7 +264,7 @@ _ZH_USE = re.compile(r"^[\u4e00-\u9fff\w ]{0,12}?(?:用的是|采用|选用|用)
 _TO_IT = re.compile(r"(?:换|迁|切|转)过去|(?:换成|改用|用|上|试试)它|\b(?:switch|move|migrate|go)\s+(?:over\s+)?to\s+(?:it|that)\b|"
                     r"\b(?:use|try|adopt)\s+it\b", re.I)
 _SAYING = re.compile(r"\b(?:told|said|mentioned|wrote|asked|assumed|suggested|meant|misread|misunderstood)\b|说过|提过|讲过|告诉过", re.I)
-_PRONOUN = re.compile(r"^(?:and\s+|also\s+)?(?P<p>she|he)(?P<be>'s|\s+is)?\b", re.I)
+_PRONOUN = re.compile(r"^(?:and\s+|also\s+)?(?P<p>she|he)(?P<be>'s|s|\s+is)?\b", re.I)
 _NAME = re.compile(r"\b[A-Z][a-z]{2,20}(?:\s+[A-Z][a-z]{2,20})?\b")
 
 
@@ -298,7 +298,7 @@ def _attach_rejection(out: list[Statement], clause: str) -> None:
 
 def _own_marker(clause: str, *, proposal: bool) -> bool:
     return bool(PREFERENCE.search(clause) or MY_PREFERENCE.search(clause) or HEDGE.search(clause)
-                or DECISION.search(clause) or FACT.search(clause) or OWNER.search(clause) or ROLE_STATEMENT.search(clause)
+                or DECISION.search(clause) or FACT.search(clause) or names_person(clause)
                 or has_bound_pair(clause) or (proposal and PROPOSAL_MARK.search(clause)) or nominal(clause))
 
 
@@ -329,7 +329,7 @@ def _clause_mode(
         return ("decision", None, False) if PROPOSAL_MARK.search(clause) else (None, None, False)
     if DECISION.search(clause) or confirms:
         return "decision", None, False
-    if FACT.search(clause) or OWNER.search(clause) or ROLE_STATEMENT.search(clause) or has_bound_pair(clause) \
+    if FACT.search(clause) or names_person(clause) or has_bound_pair(clause) \
             or describes_build(clause):  # "sprocket is a Phoenix app on Elixir 1.17"
         return "fact", None, False
     if COLON_VALUE.match(clause):

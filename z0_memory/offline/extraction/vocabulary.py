@@ -82,10 +82,10 @@ SLOTS: tuple[Slot, ...] = (
     _slot("database", "orm", "ORM", "ORM", "database layer;db layer;data layer;persistence layer;orm;query builder;data access layer;数据访问层;持久层框架;持久层",
           "Drizzle|Drizzle ORM;Prisma;SQLAlchemy;TypeORM;Sequelize;Django ORM;Kysely;GORM;SQLModel;Peewee;"
           "MikroORM;SeaORM;~Exposed;Hibernate;MyBatis;Diesel;Ecto;Active Record|ActiveRecord;Eloquent;Doctrine;"
-          "Entity Framework|EF Core;Mongoose;Tortoise ORM;Objection.js"),
+          "Entity Framework|EF Core;Mongoose;Tortoise ORM;Objection.js;sqlc;sqlx;Spring Data JPA|JPA;MyBatis-Plus;jOOQ"),
     _slot("database", "migrations", "migration tool", "迁移工具",
           "db migrations;database migrations;schema migrations;migration tool;migrations;迁移工具;数据库迁移;迁移脚本",
-          "Alembic;Flyway;Liquibase;Atlas;golang-migrate;goose;dbmate;Sqitch"),
+          "Alembic;Flyway;Liquibase;Atlas;golang-migrate;goose;dbmate;Sqitch;drizzle-kit"),
     _slot("database", "search", "search engine", "搜索引擎",
           "search backend;full text search;site search;检索;search engine;full-text search;search;全文搜索;搜索引擎;搜索功能;搜索",
           "Elasticsearch;OpenSearch;Meilisearch;Typesense;Algolia;Solr|Apache Solr;Manticore;Pagefind;Easysearch;Vespa"),
@@ -138,7 +138,7 @@ SLOTS: tuple[Slot, ...] = (
           "Helix;Neovim;Vim;Emacs;VS Code|VSCode;Zed;Cursor;IntelliJ;GoLand;WebStorm;PyCharm;Sublime Text;Xcode;"
           "Android Studio"),
     _slot("tooling", "issue_tracker", "issue tracker", "任务管理工具",
-          "project management;task tracking;bug tracker;bug tracking;backlog;工单;issue tracker;ticket tracker;tickets;任务管理;项目管理;缺陷管理;缺陷跟踪", "Linear;Jira;GitHub Issues;Trello"),
+          "project management;task tracking;bug tracker;bug tracking;backlog;工单;issue tracker;ticket tracker;tickets;任务管理;项目管理;缺陷管理;缺陷跟踪", "Linear;Jira;GitHub Issues;GitLab Issues;Trello;YouTrack;Asana;ClickUp;Redmine;禅道"),
     _slot("process", "deploy", "deployment platform", "部署平台",
           "infra;infrastructure;cloud provider;hosting provider;production;prod;托管平台;云平台;服务器;生产环境;deployment platform;deployment;deploys;deploy;hosting;hosted;host;部署平台;部署;托管;上线",
           "Fly.io|Fly;Alibaba Cloud|阿里云;Tencent Cloud|腾讯云;Huawei Cloud|华为云;Vercel;Render;Railway;Heroku;Netlify;Cloudflare Workers;Cloudflare Pages;Kubernetes|k8s;"
@@ -150,7 +150,8 @@ SLOTS: tuple[Slot, ...] = (
     _slot("process", "merge_strategy", "merge strategy", "合并策略",
           "merge strategy;merging;merges;合并策略;合并", "squash merge|squash merges|squash and merge|squash;"
           "rebase merge|rebase;merge commits"),
-    _slot("process", "release", "release cadence", "发布节奏", "release process;shipping cadence;release cadence;release schedule;releases;release;发布节奏;发版节奏;发版;发布"),
+    _slot("process", "release", "release cadence", "发布节奏", "release process;shipping cadence;release cadence;release schedule;releases;release;发布节奏;发版节奏;发版;发布",
+          "Changesets;semantic-release;release-please;cargo-release;GoReleaser"),
     _slot("convention", "timestamps", "timestamp convention", "时间戳约定",
           "date format;datetimes;日期格式;timestamps;timestamp;timezone;time zone;时间戳;时区;时间", "UTC;ISO 8601;Unix epoch|epoch seconds"),
     _slot("convention", "naming", "naming convention", "命名规范",
@@ -172,8 +173,8 @@ SLOTS: tuple[Slot, ...] = (
     _slot("convention", "line_length", "maximum line length", "最大行宽",
           "max line length;maximum line length;line length;行宽;行长度"),
     _slot("convention", "versioning", "versioning scheme", "版本号规范", "versioning;version numbers;版本号",
-          "SemVer|semantic versioning;CalVer"),
-    _slot("convention", "style", "code style", "代码风格", "code style;style guide;代码风格;风格",
+          "SemVer|semantic versioning|语义化版本;CalVer"),
+    _slot("convention", "style", "code style", "代码风格", "code style;style guide;代码风格;代码规范;编码规范;风格",
           "PEP 8|PEP8;Airbnb style;Google style;StandardJS"),
     # Categories people name as often as the ones above, each with its well-known products, so that a product said
     # without its slot ("我们用 Zustand", "Nacos 做注册中心") still lands under one key
