@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from z0_memory.offline.extraction import hedges, reasons
+from z0_memory.offline.extraction.asides import at_retractions, starts_with_retraction, take_back
 from z0_memory.offline.extraction.acceptance import (
     leading_answer,
     resolve_acceptance,
@@ -34,7 +35,6 @@ from z0_memory.offline.extraction.cues import (
 from z0_memory.offline.extraction.hedged_replies import hedged_reply
 from z0_memory.offline.extraction.instructions import poses_as_system, without_instructions
 from z0_memory.offline.extraction.markers import bare_refusal
-from z0_memory.offline.extraction.people import self_owner
 from z0_memory.offline.extraction.refusals import refused_values
 from z0_memory.offline.extraction.restatements import restated
 from z0_memory.offline.extraction.model import (
@@ -43,7 +43,8 @@ from z0_memory.offline.extraction.model import (
     TurnMessage,
 )
 from z0_memory.offline.extraction.speech_acts import asserted_statements
-from z0_memory.offline.extraction.statements import Acceptance, analyse_sentence, resolve_pronoun
+from z0_memory.offline.extraction.people import bracket_apposition, resolve_pronoun, self_owner
+from z0_memory.offline.extraction.statements import Acceptance, analyse_sentence
 from z0_memory.offline.extraction.tentative import unhedged
 from z0_memory.offline.extraction.unknown_slots import own_name_slot, unknown_slot
 from z0_memory.offline.extraction.verdicts import name_back
@@ -74,7 +75,7 @@ def _analyse_message(text: str, ignored: list[str],
     (``reasons``), they are said again with the reason."""
     statements: list[Statement] = []
     accepted: Acceptance = None
-    clean = strip_noise(redact_secrets(text))
+    clean = bracket_apposition(strip_noise(redact_secrets(text)))  # "老周，周建国" -> "老周（周建国）"
     if poses_as_system(clean):
         ignored.append(clean)
         return [], None
@@ -85,8 +86,12 @@ def _analyse_message(text: str, ignored: list[str],
     adjacent: list[Statement] = list(before)  # the sentence just before, when it stated something
     previous_text = ""
     ahead: str | None = None  # a reason said before any choice ("因为接口都是异步的。后端选 FastAPI。")
-    for sentence in split_sentences(clean):
+    for sentence in at_retractions(split_sentences(clean)):
         sentence = _without_requests(without_instructions(REMEMBER.sub("", sentence.strip()), ignored))
+        retracted = previous if starts_with_retraction(sentence) else []  # "orm: prisma. no wait, drizzle"
+        if retracted:
+            statements = [s for s in statements if not any(s is r for r in retracted)]
+            previous, stated, adjacent = [], [], []
         why = reasons.cued_reason(sentence)
         # a cued reason that states nothing else (read once: it may explain the choice before it, or the one after)
         only_reason = bool(why) and bool(reasons.explanation(sentence)) and not analyse_sentence(sentence)[0]
@@ -103,6 +108,7 @@ def _analyse_message(text: str, ignored: list[str],
         if previous_text:  # "Laura finalized the mockups; she's our designer": she is Laura
             sentence = resolve_pronoun(sentence, previous_text)
         found, bare = analyse_sentence(sentence)
+        take_back(retracted, found)
         hedges.undecided_reason(found)  # "X since A, but B so tbd": the reason says X is still open
         if not found and adjacent and bare_refusal(sentence):
             continue  # "flask. not django. too much magic for us": the choice stays the one a reason may explain
