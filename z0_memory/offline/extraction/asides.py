@@ -3,7 +3,7 @@
 A name in a message is not the key's value when the clause only mentions it:
 
 * a value judged badly in its clause is not stated there (``without_judged``);
-* a former or tried value ("we tried gin first", "之前用的 Tailwind", "GraphQL 试过") and someone else's suggestion
+* a former, tried or weighed value ("we tried gin first", "we looked at airflow last year", "之前用的 Tailwind") and someone else's suggestion
   ("someone asked if we'd move to echo", "dont suggest gorm again") are asides (``aside``): never chosen;
 * a clause about a part of the slot ("broker 用 RabbitMQ", "底层还是 Prometheus", "告警走飞书", "(buildkite under the
   hood)", a value restricted to a part: "Python 只写策略层") does not replace the value an earlier clause of the sentence gave the slot itself (``main_over_aspects``);
@@ -19,17 +19,18 @@ from z0_memory.offline.extraction.cues import NEGATIVE_EVAL
 from z0_memory.offline.extraction.model import Statement
 from z0_memory.offline.extraction.vocabulary import Found, find_values
 
-# A value the project had or tried before: mentioned, not chosen
+# A value the project had, tried or weighed before: mentioned, not chosen
 FORMER = re.compile(
-    r"\b(?:we|i|they|team)\s+(?:had\s+)?(?:already\s+)?tried\b|\bused to (?:use|be on|run|have)\b|"
+    r"\b(?:we|i|they|team)\s+(?:had\s+)?(?:already\s+)?(?:tried|looked (?:at|into)|considered|evaluated)\b|\bused to (?:use|be on|run|have)\b|"
     r"\b(?:was|were) (?:the )?(?:old|previous|original|former) (?:plan|one|choice|setup|stack)\b|"
-    r"(?:之前|以前|原先|早先|过去)(?:一直)?(?:用的|用过|用|是|试过)|(?<![不没])(?:试过|用过)(?!的)",
+    r"\b(?:we|i|they)\s+(?:were|was)\s+looking (?:at|into)\b|"
+    r"(?:之前|以前|原先|早先|过去)(?:一直)?(?:用的|用过|用|是|试过)",
     re.I,
 )
 # Someone else's suggestion reported, or refused ("someone asked if we'd move to echo", "dont suggest gorm again")
 OTHERS_SUGGESTION = re.compile(
     r"\b(?:someone|somebody|people|folks|[A-Z][a-z]+)(?:\s+[\w']+){0,4}?\s+(?:asked|wondered|wanted to know)\s+"
-    r"(?:if|whether|about|why)\b|"
+    r"(?:[\w']+\s+){0,3}?(?:if|whether|about|why)\b|"
     r"\b(?:don'?t|dont|do not|stop|quit|never) (?:suggest|recommend|propos|bring(?:ing)? up|push)\w*|"
     r"(?:别|不要)再?(?:推荐|建议|提)|(?:有人|别人|[\u4e00-\u9fff]{1,3})问(?:过|了)?(?:要不要|能不能|可不可以|是否|能否)",
     re.I,
@@ -46,6 +47,10 @@ RETRACTION = re.compile(
     r"(?:哦|啊|呃)不对|(?:^|(?<=[,，.。!！?？…—]))\s*(?:不对不对|不对|算了)(?=[\s,，.。!！…—]|$|[\u4e00-\u9fff])",
     re.I,
 )
+
+
+# A lean among tentative options ("leaning grafana", "我倾向 Prefect"): it picks one of the ideas put forward
+LEAN = re.compile(r"\blean(?:s|ing)?\b|倾向|\bI'?d (?:go with|pick)\b", re.I)
 
 
 def aside(clause: str) -> bool:

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from z0_memory.offline.extraction import hedges, reasons
-from z0_memory.offline.extraction.asides import at_retractions, starts_with_retraction, take_back
+from z0_memory.offline.extraction.asides import LEAN, at_retractions, starts_with_retraction, take_back
 from z0_memory.offline.extraction.acceptance import (
     leading_answer,
     resolve_acceptance,
@@ -271,7 +271,8 @@ def _rank(s: Statement, *, same_message: bool = False) -> int:
 
 def _dedupe(statements: Iterable[tuple[Statement, list[str]]], project: str) -> list[tuple[Statement, list[str]]]:
     """One statement per key: a decision beats a description, a firm statement beats a hedge, and among equals the
-    later one wins ("We'll go with Fastify. Koa's plugins are thin" keeps Fastify)."""
+    later one wins ("We'll go with Fastify. Koa's plugins are thin" keeps Fastify), except two tentative values of
+    one message: the first is the idea, the later one its rival, unless the later one is a lean ("leaning X")."""
     out: dict[str, tuple[Statement, list[str]]] = {}
     for n, (s, ids) in enumerate(statements):
         key = key_for(s, project) or f"__keyless_{s.text}"
@@ -280,6 +281,9 @@ def _dedupe(statements: Iterable[tuple[Statement, list[str]]], project: str) -> 
             key = f"{key}|{norm_value(s.value)}"  # "SQLite for now, maybe Postgres later": both, the later one pending
             prior = out.get(key)
         same = prior is not None and prior[1] == ids
+        if same and s.hedged and prior[0].hedged and norm_value(s.value) != norm_value(prior[0].value) \
+                and not LEAN.search(s.text):
+            continue  # "maybe Redpanda? still evaluating it against NATS": the idea put forward first, then its rival
         if prior is not None and _rank(s, same_message=same) < _rank(prior[0], same_message=same):
             continue
         out.pop(key, None)

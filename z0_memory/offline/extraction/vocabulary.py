@@ -37,7 +37,7 @@ def _slot(
 
 SLOTS: tuple[Slot, ...] = (
     _slot("stack", "backend_framework", "backend framework", "后端框架",
-          "api layer;api server;http server;backend service;服务器框架;backend framework;backend;back end;back-end;server side;server-side;server framework;api framework;"
+          "api layer;api server;http server;http router;backend service;服务器框架;backend framework;backend;back end;back-end;server side;server-side;server framework;api framework;"
           "web framework;server;http framework;the api;HTTP 框架;Web 框架;"
           "后端框架;后端;服务端框架;服务端",
           "Hono;Express|Express.js;Fastify;Koa;NestJS|Nest.js|Nest;Django;FastAPI;Flask;Rails|Ruby on Rails;Spring Boot;"
