@@ -31,7 +31,7 @@ FORMER = re.compile(
 OTHERS_SUGGESTION = re.compile(
     r"\b(?:someone|somebody|people|folks|[A-Z][a-z]+)(?:\s+[\w']+){0,4}?\s+(?:asked|wondered|wanted to know)\s+"
     r"(?:[\w']+\s+){0,3}?(?:if|whether|about|why)\b|"
-    r"\b(?:don'?t|dont|do not|stop|quit|never) (?:suggest|recommend|propos|bring(?:ing)? up|push)\w*|"
+    r"\b(?:don'?t|dont|do not|stop|quit|never) (?:suggest|recommend|propos|bring(?:ing)? up)\w*|"
     r"(?:别|不要)再?(?:推荐|建议|提)|(?:有人|别人|[\u4e00-\u9fff]{1,3})问(?:过|了)?(?:要不要|能不能|可不可以|是否|能否)",
     re.I,
 )
