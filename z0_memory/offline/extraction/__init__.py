@@ -12,6 +12,11 @@ no LLM is configured, and the baseline the LLM extractor is measured against. Mo
 ``vocabulary``  the slots as data (key category/entity, names in both languages, known values and aliases)
 ``binding``     values bound to slots: a decision verb's object whatever it is (open vocabulary), a slot phrase
                 and its connector, names extended over versions and capitalised words
+``switch_names`` the names a switch moves between, and the slot that files the new one
+``cadences``    a release cadence as said ("every 2 weeks", "每两周一次"): the release slot's value
+``asides``      which value binds when a message names several: former, tried and others' suggested values are
+                asides; a clause about a part of a slot does not replace its value; a self-correction takes back
+                what came before it
 ``markers``     clause tests the statement rules share (a nominal clause, a negation of its own, a bound pair)
 ``statements``  what each clause states, decided per clause; switches; preferences
 ``keyless``     statements with no slot: keyless decisions and conventions, open-vocabulary values, preferences
@@ -77,9 +82,9 @@ versions said apart ("Node 已经升到 22"), a switch's new value is the name r
 a reason is kept as a new version of the fact by the write gate (``writes``, action ``fact_revised``).
 
 Known limits: reasoning across turns beyond the assistant message just before ("the thing we discussed
-yesterday"), sarcasm, self-corrections mid-sentence, values that are ordinary lowercase words with no slot phrase,
-values that are whole phrases ("snake_case for DB columns, camelCase in TS"), and a key name for an unknown slot
-that differs from the one a reader would pick.
+yesterday"), sarcasm, self-corrections without a cue ("Buildkite. Forgejo Actions, I mean"), values that are
+ordinary lowercase words with no slot phrase, values that are whole phrases ("snake_case for DB columns, camelCase
+in TS"), and a key name for an unknown slot that differs from the one a reader would pick.
 """
 
 from __future__ import annotations

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import re
 
+from z0_memory.offline.extraction.cadences import cadence_after
 from z0_memory.offline.extraction.chinese_values import (
     CJK_COMMON,
     chinese_after,
     names_in_chinese,
     settled_name,
 )
-from z0_memory.offline.extraction.cues import NOT_A_NAME, REJECTED_BEFORE
+from z0_memory.offline.extraction.cues import REJECTED_BEFORE
 from z0_memory.offline.extraction.measures import line_lengths
 from z0_memory.offline.extraction.name_spans import (
     KIND_WORDS,
@@ -44,7 +45,7 @@ _CONNECTORS = (  # longer alternatives first: "is done with" must win over "is"
     r"remains?(?: as| on)?)"
 )
 # "deployment target is X", "CI provider: X": a kind word may sit between the slot phrase and its connector
-_KIND_AFTER_SLOT = r"(?:\s+(?:target|choice|provider|engine|platform|tool|tooling|layer|service|solution|option|vendor|of choice))?"
+_KIND_AFTER_SLOT = r"(?:\s+(?:here|target|choice|provider|engine|platform|tool|tooling|layer|service|solution|option|vendor|of choice))?"
 _ADVERB = r"(?:(?:now|currently|still|already|also|mostly|all|both|just|finally|officially)\s+)?"
 _CONNECT_AFTER_SLOT = re.compile(
     rf"^{_KIND_AFTER_SLOT}\s*(?:(?:{_CONNECTORS})\s+{_ADVERB}(?:on|with|via|through|at|in)?|{_CONNECTORS}|on|with|via|"
@@ -117,6 +118,9 @@ _NAME_WITH_AFTER_SLOT = re.compile(r"^\s+(?:with|via|through|using|by|in)\s+(?:(
                                    r"(?P<v>[A-Z][\w.+#/-]*(?:[ \t]+[A-Z0-9][\w.+#/-]*){0,2})")
 
 
+# "CI is our internal thing called tarmac": the name the apposition gives, in any case, not the words before it
+_CALLED_AFTER_SLOT = re.compile(rf"^{_KIND_AFTER_SLOT}\s*{_CONNECTORS}\s+(?:[\w'-]+\s+){{0,4}}?(?:called|named|dubbed)\s+"
+                                r"(?P<v>[A-Za-z][\w.+#/-]*[A-Za-z0-9])", re.I)
 _TOKEN_COLON = re.compile(r"[:=][A-Za-z0-9]")  # "db:prepare", "cache=true": a colon inside a token is no connector
 
 
@@ -130,12 +134,15 @@ def _generic_after(text: str, phrase: Found) -> Found | None:
         start = phrase.end + w.start("v")
         return Found(start, start + len(w.group("v").rstrip(".,")), w.group("v").rstrip(".,"), phrase.slot)
     if phrase.slot is not None and phrase.slot.entity in _PHRASE_VALUED:
+        c = cadence_after(text, phrase.end) if phrase.slot.entity == "release" else None
+        if c is not None:  # "releases: tag every 2 weeks", "release: every 2 weeks we tag ...": the cadence alone
+            return Found(c[0], c[1], text[c[0]:c[1]], phrase.slot)
         p = _PHRASE_AFTER_SLOT.match(text[phrase.end :])
         if p and p.group("v").strip():
             start = phrase.end + p.start("v")
             value = p.group("v").strip()
             return Found(start, start + len(value), value, phrase.slot)
-    m = _GENERIC_AFTER_SLOT.match(text[phrase.end :])
+    m = _CALLED_AFTER_SLOT.match(text[phrase.end :]) or _GENERIC_AFTER_SLOT.match(text[phrase.end :])
     if (m is None or not looks_like_a_name(m.group("v"))) and names_in_chinese(text):
         return chinese_after(text, phrase)
     if m is None or not looks_like_a_name(m.group("v")):
@@ -296,16 +303,6 @@ def open_values(text: str, known: list[Found] | None = None) -> list[Found]:
     return out
 
 
-def leading_name(text: str, context: str) -> list[Found]:
-    """"Better Stack because ...": the name a switch's target starts with, filed under the one slot ``context``
-    names ("moved our logging from ..."); nothing when no single slot is named."""
-    m = re.match(r"(?:the\s+|our\s+)?([A-Z][\w.+#/-]*(?:[ \t]+[A-Z][\w.+#/-]*){0,3})", text)
-    slots = {p.slot for p in find_phrases(context) if p.slot is not None}
-    if not m or len(slots) != 1 or REDACTED in m.group(1) or not looks_like_a_name(m.group(1)):
-        return []
-    return [Found(m.start(1), m.end(1), m.group(1).rstrip(".,"), slots.pop())]
-
-
 def pairs_in(text: str) -> list[Found]:
     """The (value, slot) pairs a clause states, bound pairs first, rejected alternatives removed."""
     known = [with_version(text, v) for v in find_values(text) if REDACTED not in v.value]
@@ -357,44 +354,3 @@ def _joined_slots(text: str, pair: Found, phrases: list[Found]) -> list[Slot]:
             if after or before:
                 out.append(other.slot)
     return out
-
-
-_LEADING_NAME = re.compile(r"(?:the\s+|our\s+)?(?P<v>[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})")
-
-
-def leading_new_name(new_text: str, before_new: str, old_text: str, *, earlier: bool = False) -> Found | None:
-    """The name a switch's target starts with ("to AppSignal, it bundles ..."), filed under the old value's slot,
-    else the slot phrase nearest before it, else (``earlier``: the switch names no old value of its own) the slot of
-    the value named last before it; None when it is not a name or no slot files it."""
-    m = _LEADING_NAME.match(new_text)
-    if not m or REDACTED in m.group("v") or not looks_like_a_name(m.group("v")):
-        return None
-    known = find_values(m.group("v"))
-    if (known and known[0].start == 0) or any(p.start == 0 for p in find_phrases(m.group("v"))):
-        return None  # a known value (pairs_in found it) or a slot's name ("Payments might go ...")
-    value = m.group("v").rstrip(".,")
-    old = [v.slot for v in find_values(old_text) if v.slot is not None]
-    before = [p.slot for p in find_phrases(before_new) if p.slot is not None]  # the slot phrase nearest the verb
-    later = [v.slot for v in find_values(new_text[m.end("v"):]) if v.slot is not None]
-    if not old and not before and earlier:
-        before = [v.slot for v in find_values(before_new) if v.slot is not None]
-    # the old value's slot, else the slot phrase nearest before, else the slot of a rival named after it
-    slot = old[0] if old else (before[-1] if before else (later[0] if later else None))
-    if slot is None:
-        return None
-    return Found(m.start("v"), m.start("v") + len(value), value, slot)
-
-
-def unfiled_switch(old_text: str, new_text: str) -> tuple[Found, Found] | None:
-    """"from gpt-4o-mini to Qwen": the old and the new name of a switch when no slot files either (both must read as
-    names and neither be known to the vocabulary; the caller keys it by whichever memory holds the old name)."""
-    names = []
-    for text in (old_text, new_text):
-        m = re.match(r"\s*(?:了\s*)?(?:the\s+|our\s+)?(?P<v>[A-Za-z0-9][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})", text)
-        if not m or REDACTED in m.group("v") or find_values(m.group("v")) or find_phrases(m.group("v")):
-            return None
-        value = m.group("v").rstrip(".,")
-        if not looks_like_a_name(value) or value.lower() in NOT_A_NAME:
-            return None
-        names.append(Found(m.start("v"), m.start("v") + len(value), value, None))
-    return names[0], names[1]

@@ -16,6 +16,7 @@ from z0_memory.offline.extraction.acceptance import (
     topic_slot,
 )
 from z0_memory.offline.extraction.answers import question_subject
+from z0_memory.offline.extraction.asides import LEAN, at_retractions, starts_with_retraction, take_back
 from z0_memory.offline.extraction.clauses import (
     content_terms,
     split_sentences,
@@ -34,7 +35,7 @@ from z0_memory.offline.extraction.hedged_replies import hedged_reply
 from z0_memory.offline.extraction.instructions import poses_as_system, without_instructions
 from z0_memory.offline.extraction.markers import bare_refusal
 from z0_memory.offline.extraction.message_reasons import explain_the_choice
-from z0_memory.offline.extraction.people import self_owner
+from z0_memory.offline.extraction.people import bracket_apposition, resolve_pronoun, self_owner
 from z0_memory.offline.extraction.refusals import refused_values
 from z0_memory.offline.extraction.restatements import restated
 from z0_memory.offline.extraction.model import (
@@ -43,7 +44,7 @@ from z0_memory.offline.extraction.model import (
     TurnMessage,
 )
 from z0_memory.offline.extraction.speech_acts import asserted_statements
-from z0_memory.offline.extraction.statements import Acceptance, analyse_sentence, resolve_pronoun
+from z0_memory.offline.extraction.statements import Acceptance, analyse_sentence
 from z0_memory.offline.extraction.tentative import unhedged
 from z0_memory.offline.extraction.unknown_slots import own_name_slot, unknown_slot
 from z0_memory.offline.extraction.verdicts import name_back
@@ -65,7 +66,7 @@ def _analyse_message(text: str, ignored: list[str],
     (``reasons``), they are said again with the reason."""
     statements: list[Statement] = []
     accepted: Acceptance = None
-    clean = strip_noise(redact_secrets(text))
+    clean = bracket_apposition(strip_noise(redact_secrets(text)))  # "老周，周建国" -> "老周（周建国）"
     if poses_as_system(clean):
         ignored.append(clean)
         return [], None
@@ -76,8 +77,12 @@ def _analyse_message(text: str, ignored: list[str],
     adjacent: list[Statement] = list(before)  # the sentence just before, when it stated something
     previous_text = ""
     ahead: str | None = None  # a reason said before any choice ("因为接口都是异步的。后端选 FastAPI。")
-    for sentence in split_sentences(clean):
+    for sentence in at_retractions(split_sentences(clean)):
         sentence = without_task_details(without_instructions(REMEMBER.sub("", sentence.strip()), ignored))
+        retracted = previous if starts_with_retraction(sentence) else []  # "orm: prisma. no wait, drizzle"
+        if retracted:
+            statements = [s for s in statements if not any(s is r for r in retracted)]
+            previous, stated, adjacent = [], [], []
         why = reasons.cued_reason(sentence)
         # a cued reason that states nothing else (read once: it may explain the choice before it, or the one after)
         only_reason = bool(why) and bool(reasons.explanation(sentence)) and not analyse_sentence(sentence)[0]
@@ -98,6 +103,7 @@ def _analyse_message(text: str, ignored: list[str],
         if previous and hedges.retracts(sentence):  # "要不要换成 Meson？……算了还是 CMake": the idea is taken back
             statements = [s for s in statements if not (s.hedged and any(s is p for p in previous))]
         found, bare = analyse_sentence(sentence)
+        take_back(retracted, found)
         hedges.undecided_reason(found)  # "X since A, but B so tbd": the reason says X is still open
         if not found and adjacent and bare_refusal(sentence):
             continue  # "flask. not django. too much magic for us": the choice stays the one a reason may explain
@@ -268,7 +274,8 @@ def _rank(s: Statement, *, same_message: bool = False) -> int:
 
 def _dedupe(statements: Iterable[tuple[Statement, list[str]]], project: str) -> list[tuple[Statement, list[str]]]:
     """One statement per key: a decision beats a description, a firm statement beats a hedge, and among equals the
-    later one wins ("We'll go with Fastify. Koa's plugins are thin" keeps Fastify)."""
+    later one wins ("We'll go with Fastify. Koa's plugins are thin" keeps Fastify), except two tentative values of
+    one message: the first is the idea, the later one its rival, unless the later one is a lean ("leaning X")."""
     out: dict[str, tuple[Statement, list[str]]] = {}
     for n, (s, ids) in enumerate(statements):
         key = key_for(s, project) or f"__keyless_{s.text}"
@@ -277,6 +284,9 @@ def _dedupe(statements: Iterable[tuple[Statement, list[str]]], project: str) -> 
             key = f"{key}|{norm_value(s.value)}"  # "SQLite for now, maybe Postgres later": both, the later one pending
             prior = out.get(key)
         same = prior is not None and prior[1] == ids
+        if same and s.hedged and prior[0].hedged and norm_value(s.value) != norm_value(prior[0].value) \
+                and not LEAN.search(s.text):
+            continue  # "maybe Redpanda? still evaluating it against NATS": the idea put forward first, then its rival
         if prior is not None and _rank(s, same_message=same) < _rank(prior[0], same_message=same):
             continue
         out.pop(key, None)

@@ -81,7 +81,7 @@ UNDECIDED = re.compile(
 NEGATION = re.compile(
     r"\b(?:don'?t(?! (?:think|remember|recall) (?:i|we)(?:'?ve)? (?:\w+ )?(?:mentioned|said|told))|not|no longer|never mind|"
     r"nevermind|doesn'?t|do not|won't|will not|isn't|aren't|without|avoid|instead of|"
-    r"rather than|as opposed to|in place of)\b|算了|(?<!要)不用|(?<!要)不要|别用|不考虑|暂时不|放弃|弃用|不是|而不是|而非|并非|不再|"
+    r"rather than|as opposed to|in place of)\b|算了|(?<!要)不用|(?<!要)不要|别用|不考虑|不采用|不选用|暂时不|放弃|弃用|不是|而不是|而非|并非|不再|"
     r"(?<!还)没(?:有)?(?:选|采用)|不选|"
     # "不搞 GraphQL", "不额外上 flyway", "先不引入 Kafka": not taking something on
     r"(?<![跟比赶对])不(?:额外|再|单独)?(?:搞|上|引入|接入|接)(?=\s*[A-Za-z\u4e00-\u9fff])",
@@ -392,7 +392,7 @@ SWITCH = (
     re.compile(r"把\s*(?P<old>.+?)\s*(?:换成|改成|替换成|替换为|换为|改为)\s*(?P<new>.+)"),
     re.compile(r"从\s*(?P<old>.+?)\s*(?:换到|迁移到|迁到|切换到|切到|改到|转到|换成|改成|改为)\s*(?P<new>.+)"),
     re.compile(r"^(?P<old>[^，,]+)[，,]\s*(?:所以|因此)?\s*(?:改用|换成|换用|切换到|迁移到)\s*(?P<new>.+)"),
-    re.compile(r"(?:改用|换成|换用|切换到|迁移到)了?\s*(?P<new>.+)"),
+    re.compile(r"(?:改用|换成|换用|改成|切换到|迁移到|迁到)了?\s*(?P<new>.+)"),
     re.compile(
         r"\b(?:switch(?:ed|ing)?|mov(?:ed|ing|e)|migrat(?:ed|ing|e))\s+(?:(?!from\b)[\w'-]+\s+){0,3}?(?:over\s+)?to\s+"
         r"(?P<new>.+)",

@@ -19,7 +19,7 @@ NOT_NAME_WORD = re.compile(
     r"really|pretty|quite|too|so|being|going|fine|good|great|bad|slow|fast|ok|okay|important|ready|broken|weak|strong|"
     r"noisy|silly|cheap|expensive|solid|nice|easy|hard|simple|heavy|light|stale|outdated|old|wrong|missing|empty|"
     r"flaky|down|wrong|messy|fragile|annoying|probably|maybe|perhaps|likely|definitely|tbh|imo|honestly|anyway|"
-    r"though|then|store|put|convert|display|send)$)"
+    r"though|then|store|put|convert|display|send|internal|homegrown|in-house|custom)$|^\d+(?:st|nd|rd|th)$)"  # "the 14th": a date
     rf"|^{ADVERB_LY.pattern}$",
 )
 
@@ -170,9 +170,10 @@ def with_version(text: str, value: Found) -> Found:
 
 
 # "the Lua scripts", "Python 代码统一 ruff format", "Java 背景", "the Rails default": a known value that only qualifies
-# the noun after it is mentioned, not stated; a language before its code or its people, "the X default"
+# the noun after it is mentioned, not stated; a language before its code, its people or its layer ("Python 策略层这边"),
+# "the X default"
 _LANGUAGE_MODIFIED = re.compile(r"\s*(?:(?i:code|scripts?|files?|agent|team|devs|developers|engineers|folks|background|"
-                                r"bindings)\b|代码|脚本|文件|背景|团队|工程师|开发者|同学|的\s*[A-Z])")
+                                r"bindings|layer)\b|代码|脚本|文件|背景|团队|工程师|开发者|同学|[\u4e00-\u9fff]{0,3}层|的\s*[A-Z])")
 _DEFAULT_OF = re.compile(r"\s*(?i:defaults?\b)")
 # "The Terraform state lives in S3", "the Vite config": a tool's own state or configuration, not the tool chosen
 _OWN_PARTS = re.compile(r"\s*(?i:state|config|configuration|modules?|providers?)\b")

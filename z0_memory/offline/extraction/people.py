@@ -60,6 +60,15 @@ def _full_name(clause: str, end: int, who: str) -> str:
     return m.group(1) if m else who
 
 
+# "DBA 是老周，周建国": a familiar name, a comma, then the full name of the same surname: the apposition of brackets
+_COMMA_APPOSITION = re.compile(r"([老小阿])([\u4e00-\u9fff])[，,]\s*(\2[\u4e00-\u9fff]{1,2})(?=[，,。.;；!！\s]|$)")
+
+
+def bracket_apposition(text: str) -> str:
+    """The text with a familiar name's full name said after a comma put in brackets, where ``_full_name`` reads it."""
+    return _COMMA_APPOSITION.sub(r"\1\2（\3）", text)
+
+
 def _people(clause: str) -> Statement | None:
     owner = OWNER.search(clause)
     if owner:
@@ -208,3 +217,22 @@ def self_owner(text: str) -> list[Statement]:
     return out + [Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=area.group(0),
                             category_override="people", entity_override=f"{phrases[0].slot.owner_area}_owner",
                             label_override=where)]
+
+
+_PRONOUN = re.compile(r"^(?:and\s+|also\s+)?(?P<p>she|he)(?P<be>'s|s|\s+is)?\b", re.I)
+_NAME = re.compile(r"\b[A-Z][a-z]{2,20}(?:\s+[A-Z][a-z]{2,20})?\b")
+
+
+def resolve_pronoun(clause: str, before: str) -> str:
+    """"Priya is doing the design, she's our designer": "she" is the person named just before."""
+    if clause.startswith(("他", "她")):
+        owner = OWNER.search(before) or ROLE_STATEMENT.search(before)
+        who = owner and next((g for g in (owner.groupdict().get(k) for k in ("who_zh", "who_zh2", "who")) if g), None)
+        return f"{who}{clause[1:]}" if who else clause
+    m = _PRONOUN.match(clause)
+    if not m:
+        return clause
+    names = [n for n in _NAME.findall(before) if n.lower() not in NOT_A_NAME and not find_values(n)]
+    if not names:
+        return clause
+    return f"{names[-1]}{' is' if m.group('be') else ''}{clause[m.end():]}"

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from z0_memory.offline.extraction.asides import aside
 from z0_memory.offline.extraction.binding import is_rejected, pairs_in
 from z0_memory.offline.extraction.clauses import (
     is_question,
@@ -65,8 +66,10 @@ def masked(clause: str, start: int, end: int) -> str:
 
 
 def is_plain(clause: str) -> bool:
-    """A clause the rules read no act into: no question, hedge, negation, judgement, instruction or secret."""
+    """A clause the rules read no act into: no question, hedge, negation, judgement, instruction or secret, and no
+    aside ("we tried gin first", "someone asked if we'd move to echo")."""
     return not (is_question(clause) or HEDGE.search(clause) or UNDECIDED.search(clause) or NEGATION.search(clause)
+                or aside(clause)
                 or NEGATIVE_EVAL.search(clause) or INSTRUCTION.search(clause) or TASK_REQUEST.search(clause)
                 or REDACTED in clause or SECRET_LIKE.search(clause))
 

@@ -5,15 +5,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from z0_memory.offline.extraction.binding import (
-    COLON_VALUE,
-    leading_name,
-    names_in_chinese,
-    leading_new_name,
-    open_values,
-    unfiled_switch,
-    pairs_in,
-)
+from z0_memory.offline.extraction.binding import COLON_VALUE, names_in_chinese, open_values, pairs_in
+from z0_memory.offline.extraction.switch_names import leading_name, leading_new_name, unfiled_switch
 from z0_memory.offline.extraction.clauses import (
     content_terms,
     is_chitchat,
@@ -25,30 +18,28 @@ from z0_memory.offline.extraction.clauses import (
 )
 from z0_memory.offline.extraction.cues import (
     ABANDONED,
-    LIKENESS,
-    CORRECTION,
-    SAID_BEFORE,
-    SO_BEFORE,
     ACCEPT_ONLY,
     ALTERNATIVE,
     CONFIRM_ANYWHERE,
     CONFIRM_PREFIX,
     CONVENTION,
+    CORRECTION,
     DECISION,
     FACT,
     HEDGE,
     HEDGE_PROPOSAL,
+    LIKENESS,
     MY_PREFERENCE,
     NEGATION,
     NEGATIVE_EVAL,
     NEGATIVE_PREFERENCE,
     NOT_A_NAME,
     OPINION_QUESTION,
-    OWNER,
     PREFERENCE,
     PROPOSAL_MARK,
-    ROLE_STATEMENT,
+    SAID_BEFORE,
     SECRET_LIKE,
+    SO_BEFORE,
     SWITCH,
     UNDECIDED,
     UNSURE,
@@ -65,10 +56,11 @@ from z0_memory.offline.extraction.model import (
     Mode,
     Statement,
 )
+from z0_memory.offline.extraction.asides import aside, main_over_aspects, without_judged
 from z0_memory.offline.extraction.descriptions import describes_build
 from z0_memory.offline.extraction.keyless import keyless, preference_statements, sentence_convention, substantive
 from z0_memory.offline.extraction.markers import bare_refusal, has_bound_pair, negated, nominal, pairs_before_negation
-from z0_memory.offline.extraction.people import names_person, owners_listed, people_statement
+from z0_memory.offline.extraction.people import names_person, owners_listed, people_statement, resolve_pronoun
 from z0_memory.offline.extraction.reasons import comments_on, describes_only, explanation
 from z0_memory.offline.extraction.tentative import concession_only, tentative_body, unhedged
 from z0_memory.offline.extraction.comparisons import as_choice
@@ -151,8 +143,9 @@ def _switch_statement(sentence: str, *, hedged: bool, confirms: bool) -> tuple[S
     body, why = split_rationale(sentence)
     for pattern in SWITCH:
         m = pattern.search(body)
-        if not m or ABANDONED.search(body[max(body.rfind(c, 0, m.start()) for c in ",，;；") + 1: m.end()]):
-            continue  # "Sam asked if we'd move to vitest": someone else's question, no switch of the user's
+        if not m or ABANDONED.search(body[max(body.rfind(c, 0, m.start()) for c in ",，;；") + 1: m.end()]) \
+                or aside(body[max(body.rfind(c, 0, m.start()) for c in ",，;；") + 1 : m.start("new")]):
+            continue  # "Sam asked if we'd move to vitest", "dont suggest gorm again": another's idea, no switch
         new_pairs = pairs_in(m.group("new")) or leading_name(m.group("new"), body)
         old_first = m.groupdict().get("old") is not None and m.start("old") < m.start("new")
         # with no "from X", a value named before the verb is the old one ("之前说 Gin，...换成 Hertz 了")
@@ -244,6 +237,7 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
             # "CI 用 Jenkins，公司统一的", "I like black's default, always have": the convention word qualifies the
             # choice before it; a convention of its own says what it is about ("..., and all migrations are by hand")
             found = [s for s in found if not sentence_convention(s, sentence)]
+        found = main_over_aspects(out, found, clause)  # "监控用夜莺，底层还是 Prometheus": the slot's own value
         read.append(clause)
         out.extend(found)
         unread = [] if found else [*unread, clause]
@@ -264,25 +258,6 @@ _ZH_USE = re.compile(r"^[\u4e00-\u9fff\w ]{0,12}?(?:用的是|采用|选用|用)
 _TO_IT = re.compile(r"(?:换|迁|切|转)过去|(?:换成|改用|用|上|试试)它|\b(?:switch|move|migrate|go)\s+(?:over\s+)?to\s+(?:it|that)\b|"
                     r"\b(?:use|try|adopt)\s+it\b", re.I)
 _SAYING = re.compile(r"\b(?:told|said|mentioned|wrote|asked|assumed|suggested|meant|misread|misunderstood)\b|说过|提过|讲过|告诉过", re.I)
-_PRONOUN = re.compile(r"^(?:and\s+|also\s+)?(?P<p>she|he)(?P<be>'s|s|\s+is)?\b", re.I)
-_NAME = re.compile(r"\b[A-Z][a-z]{2,20}(?:\s+[A-Z][a-z]{2,20})?\b")
-
-
-def resolve_pronoun(clause: str, before: str) -> str:
-    """"Priya is doing the design, she's our designer": "she" is the person named just before."""
-    if clause.startswith(("他", "她")):
-        owner = OWNER.search(before) or ROLE_STATEMENT.search(before)
-        who = owner and next((g for g in (owner.groupdict().get(k) for k in ("who_zh", "who_zh2", "who")) if g), None)
-        return f"{who}{clause[1:]}" if who else clause
-    m = _PRONOUN.match(clause)
-    if not m:
-        return clause
-    names = [n for n in _NAME.findall(before) if n.lower() not in NOT_A_NAME and not find_values(n)]
-    if not names:
-        return clause
-    return f"{names[-1]}{' is' if m.group('be') else ''}{clause[m.end():]}"
-
-
 def _hedge_previous(out: list[Statement], clause: str) -> None:
     last = out[-1]
     if last.slot is not None and last.kind != "preference":
@@ -318,8 +293,8 @@ def _clause_mode(
         return None, None, False  # "兼容 MySQL 的那个": a likeness, not a choice of MySQL
     if VERSUS.search(clause) and not DECISION.search(clause):
         return None, None, False  # "Koa vs Midway": what is being weighed, neither side chosen
-    if (negated(clause) and not pairs_before_negation(clause)) or ABANDONED.search(clause):
-        return "skip", None, False
+    if (negated(clause) and not pairs_before_negation(clause)) or ABANDONED.search(clause) or aside(clause):
+        return "skip", None, False  # "not X", "we tried X first", "someone asked about X": not chosen
     bad = NEGATIVE_EVAL.search(clause)
     if bad and not (PREFERENCE.search(clause) or any(p.start >= bad.end() for p in pairs_in(clause))):
         return "skip", None, False  # "Meilisearch 功能不够": judged, not chosen ("ditching Jest for Vitest" chooses)
@@ -381,6 +356,7 @@ def _statements_for(
     pairs = pairs_in(clause) or (pairs_in(unhedged(clause)) if mode == "hedge" else [])  # "数据库考虑一下 Oracle"
     if mode == "preference":
         return preference_statements(clause, pairs, person, negative, keyless_ok=not inherited)
+    pairs = without_judged(clause, pairs)  # "prisma's client was too heavy for our lambda bundle": prisma is judged
     if not pairs:
         return keyless(clause, mode, sentence)
     if ALTERNATIVE.search(clause) and len({p.value for p in pairs}) < len({norm_value(v.value) for v in find_values(clause)}):

@@ -37,7 +37,7 @@ def _slot(
 
 SLOTS: tuple[Slot, ...] = (
     _slot("stack", "backend_framework", "backend framework", "后端框架",
-          "api layer;api server;http server;backend service;服务器框架;backend framework;backend;back end;back-end;server side;server-side;server framework;api framework;"
+          "api layer;api server;http server;http router;backend service;服务器框架;backend framework;backend;back end;back-end;server side;server-side;server framework;api framework;"
           "web framework;server;http framework;the api;HTTP 框架;Web 框架;"
           "后端框架;后端;服务端框架;服务端",
           "Hono;Express|Express.js;Fastify;Koa;NestJS|Nest.js|Nest;Django;FastAPI;Flask;Rails|Ruby on Rails;Spring Boot;"
@@ -103,7 +103,7 @@ SLOTS: tuple[Slot, ...] = (
           "pytest;Jest;Vitest;Mocha;unittest;RSpec;JUnit;testify;Go test;"
           "Minitest;ExUnit;GoogleTest|gtest;PHPUnit;Kotest;TestNG;xUnit;NUnit;cargo-nextest|cargo nextest|nextest;Catch2;proptest;ppx_expect", area="testing"),
     _slot("tooling", "e2e_testing", "end-to-end test tool", "端到端测试",
-          "browser tests;browser testing;ui tests;end-to-end tests;end-to-end test;end-to-end testing;e2e tests;e2e test;e2e testing;e2e;端到端测试", "Playwright;Cypress;Selenium"),
+          "browser tests;browser testing;system tests;system test;ui tests;end-to-end tests;end-to-end test;end-to-end testing;e2e tests;e2e test;e2e testing;e2e;端到端测试", "Playwright;Cypress;Selenium"),
     _slot("tooling", "package_manager", "package manager", "包管理器",
           "package manager;dependency management;包管理器;包管理;依赖管理", "pnpm;npm;Yarn;uv;Poetry;pip;pipenv;Cargo;pixi;Hatch;PDM;conda"),
     _slot("tooling", "linter", "linter", "代码检查工具",
