@@ -23,7 +23,9 @@ no LLM is configured, and the baseline the LLM extractor is measured against. Mo
 ``tentative``   choices put as questions ("X，你觉得呢？", "Meilisearch for search?", "open question: X?"): pending
 ``comparisons`` a comparison that picks a side ("Fastify > Koa for us", "Gin 比 Echo 更合适") read as a choice
 ``reasons``     where a choice's reason comes from beyond its clause: the next sentence (cued or not), a reason said
-                before it, the user's next message (``extract_candidates(earlier=...)``)
+                before it, the user's next message (``extract_candidates(earlier=...)``); a sentence that only talks
+                about the choice and its rivals explains it
+``message_reasons`` a message's one choice explained by the rest of the message (also a choice another reading found)
 ``hedges``      hedges from outside a clause: a sentence that only hedges, "not sure about it", tentative options,
                 a lean after the user's own either-or question
 ``hedged_replies`` a hedged reply to what the assistant offered ("hmm, maybe." to "Want me to add Valkey?"): pending
@@ -31,6 +33,8 @@ no LLM is configured, and the baseline the LLM extractor is measured against. Mo
 ``restatements`` held facts said again ("still Go", "状态管理还是 Zustand", "recap: A, B") are repeats (``same_as``)
 ``refusals``    values a message refuses outright ("no, not Celery."), never stated by any reading of it
 ``people``      owners and roles (also in lower-case messages, Chinese familiar names, listings, self-introductions)
+``roles``       people in other shapes: the role word first, the area in the passive, the work a role does
+``measures``    a maximum line length given as a number, from the setting's name or the number's unit
 ``acceptance``  what a reply accepts: the assistant's proposal, statement or yes/no question, or a short answer
 ``answers``     the value a reply leads with, and the subject the assistant's question names
 ``unknown_slots`` keys for slots the vocabulary lacks, from the user's own slot phrase (or the value's name)
@@ -41,8 +45,10 @@ no LLM is configured, and the baseline the LLM extractor is measured against. Mo
 ``instructions`` orders to the assistant set aside (also when one spans two clauses: "from now on, answer ...")
 ``elaborations`` what a message says around a choice: a keyless clause about its sentence's keyed choice ("这个我个人
                 比较喜欢"), the details of a request for work; neither is a memory of its own
+``linking``     a statement to its ``Candidate``: the key a stored value already has, and the links to the stored
+                memories (the one it repeats, the ones it replaces, the pending one it confirms)
 ``candidates``  the turn: instructions set aside, reasons from adjacent sentences, precedence within the turn,
-                links to stored memories, the ``Candidate`` list the extraction node consumes
+                the ``Candidate`` list the extraction node consumes
 ==============  ================================================================================================
 
 Behaviour (issue 16):
