@@ -27,7 +27,7 @@ from z0_memory.offline.extraction.cues import (
 )
 from z0_memory.offline.extraction.elaborations import without_elaborations, without_task_details
 from z0_memory.offline.extraction.hedged_replies import hedged_reply
-from z0_memory.offline.extraction.instructions import poses_as_system, without_instructions
+from z0_memory.offline.extraction.instructions import poses_as_system, split_instructions, without_instructions
 from z0_memory.offline.extraction.linking import candidate_for, held_key
 from z0_memory.offline.extraction.markers import bare_refusal
 from z0_memory.offline.extraction.message_reasons import explain_the_choice
@@ -253,7 +253,9 @@ def extract_candidates(
                     if not any(norm_value(o.value) == norm_value(s.value) for o in statements)
                     and norm_value(s.value) not in refused]
             statements = [*lead, *statements]
-        statements += restated(message.text, existing, {key_for(s, project) for s in statements})
+        # what a message says again, never in its orders ("... and never mention Flyway again")
+        said = split_instructions(message.text)[0] if instructions else message.text
+        statements += restated(said, existing, {key_for(s, project) for s in statements})
         if not instructions and not any(s.value for s in statements):  # "hmm maybe sqlx" to "Want me to use sqlx?"
             statements += hedged_reply(message.text, state.previous_assistant, existing)
         slot = topic_slot(state.previous_assistant)
