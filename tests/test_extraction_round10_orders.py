@@ -49,3 +49,19 @@ def test_a_held_value_named_inside_an_order_is_no_repeat():
 def test_project_talk_about_systems_overwrites_and_always_is_kept(text):
     ignored = []
     assert run(text, ignored=ignored) and not ignored
+
+
+# --- a self-correction opening a later sentence: the later value of that slot wins, other slots stay -----------------
+
+@pytest.mark.parametrize("text, key, value", [
+    ("We'll use Flask. Actually, FastAPI, we need async.", "stack:backend_framework", "FastAPI"),
+    ("Queue: RabbitMQ. In fact, NATS, the ops team already runs it.", "stack:queue", "NATS"),
+])
+def test_a_correction_in_the_next_sentence_replaces_the_value_before(text, key, value):
+    got = [c for c in run(text) if c.key == f"{P}:{key}"]
+    assert [c.value for c in got] == [value]
+
+
+def test_a_correction_about_another_slot_keeps_the_choice_before():
+    got = {c.key: c.value for c in run("We use Postgres. Actually, Redis is our cache too.")}
+    assert got[f"{P}:database:database"] == "Postgres" and got[f"{P}:database:cache"] == "Redis"

@@ -19,6 +19,7 @@ from z0_memory.offline.extraction.asides import LEAN, at_retractions, starts_wit
 from z0_memory.offline.extraction.clauses import split_sentences, strip_noise
 from z0_memory.offline.extraction.content import key_for
 from z0_memory.offline.extraction.cues import (
+    CORRECTION,
     DECISION,
     REJECTION,
     REMEMBER,
@@ -120,6 +121,9 @@ def _analyse_message(text: str, ignored: list[str],
                 previous, stated, adjacent, previous_text = [], [], [], sentence
                 continue
         found = hedges.alternatives(found)
+        corrected = {f.slot for f in found if f.slot is not None and not f.hedged} if CORRECTION.match(sentence) else set()
+        if corrected:  # "We'll use Flask. Actually, FastAPI": in a self-correction the later value of the slot wins
+            statements = [s for s in statements if s.slot not in corrected]
         if ahead and found:
             reasons.give(found, ahead)
         ahead = None
