@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from z0_memory.offline.extraction.cues import NEGATIVE_EVAL
+from z0_memory.offline.extraction.cues import CORRECTION, NEGATIVE_EVAL
 from z0_memory.offline.extraction.model import Statement
 from z0_memory.offline.extraction.vocabulary import Found, find_values
 
@@ -106,6 +106,14 @@ def at_retractions(sentences: list[str]) -> list[str]:
 def starts_with_retraction(sentence: str) -> bool:
     m = RETRACTION.search(sentence)
     return m is not None and not re.search(r"\w", sentence[: m.start()])
+
+
+def corrected_slots(sentence: str, found: list[Statement]) -> set:
+    """The slots a sentence opening with a correction ("Actually, FastAPI", "In fact, NATS") gives a firm value: their
+    earlier values in the message are replaced, the other slots stay (a retraction takes back the whole sentence)."""
+    if not CORRECTION.match(sentence):
+        return set()
+    return {s.slot for s in found if s.slot is not None and not s.hedged}
 
 
 def take_back(retracted: list[Statement], correction: list[Statement]) -> None:

@@ -15,11 +15,16 @@ from z0_memory.offline.extraction.acceptance import (
     topic_slot,
 )
 from z0_memory.offline.extraction.answers import question_subject
-from z0_memory.offline.extraction.asides import LEAN, at_retractions, starts_with_retraction, take_back
+from z0_memory.offline.extraction.asides import (
+    LEAN,
+    at_retractions,
+    corrected_slots,
+    starts_with_retraction,
+    take_back,
+)
 from z0_memory.offline.extraction.clauses import split_sentences, strip_noise
 from z0_memory.offline.extraction.content import key_for
 from z0_memory.offline.extraction.cues import (
-    CORRECTION,
     DECISION,
     REJECTION,
     REMEMBER,
@@ -106,23 +111,22 @@ def _analyse_message(text: str, ignored: list[str],
         if found and adjacent and reasons.restates(found, adjacent) and (why := reasons.explanation(sentence)):
             found = []  # "aiohttp's client+server in one package simplifies our scraper": the choice again, explained
         # "Phoenix it is. Rails was the other candidate, but we need websockets ...": only the choice and its rivals
-        commented = bool(found) and reasons.comments_on(found, adjacent, sentence, descriptions=own) and bool(
-            reasons.explanation(sentence, cued=True))
-        talked_about = {f.slot for f in found} if commented else reasons.rival_slots(sentence, adjacent)
-        if commented:
+        comment = reasons.explanation(sentence, cued=True) if found and reasons.comments_on(
+            found, adjacent, sentence, descriptions=own) else None
+        talked_about = {f.slot for f in found} if comment else reasons.rival_slots(sentence, adjacent)
+        if comment:
             found = []
         # a sentence naming the choice or the rival it turned down is linked to it ("Beego 太重了。"), one naming
         # another value of its slot to that choice only ("Quarkus was tempting but half the team never touched it")
-        linked = own or reasons.has_cue(sentence) or reasons.names_one_of(sentence, adjacent)
-        explained = adjacent if linked and not commented else [s for s in adjacent if s.slot in talked_about]
-        if not found and explained and (why := reasons.explanation(sentence, cued=commented or reasons.names_one_of(
-                sentence, adjacent))):
+        named = reasons.names_one_of(sentence, adjacent)
+        linked = own or reasons.has_cue(sentence) or named
+        explained = adjacent if linked and not comment else [s for s in adjacent if s.slot in talked_about]
+        if not found and explained and (why := comment or reasons.explanation(sentence, cued=named)):
             if reasons.give(explained, why):  # "Rails 7 it is. we looked at Sinatra but it's too barebones"
                 previous, stated, adjacent, previous_text = [], [], [], sentence
                 continue
         found = hedges.alternatives(found)
-        corrected = {f.slot for f in found if f.slot is not None and not f.hedged} if CORRECTION.match(sentence) else set()
-        if corrected:  # "We'll use Flask. Actually, FastAPI": in a self-correction the later value of the slot wins
+        if corrected := corrected_slots(sentence, found):  # "We'll use Flask. Actually, FastAPI": the later value wins
             statements = [s for s in statements if s.slot not in corrected]
         if ahead and found:
             reasons.give(found, ahead)
