@@ -64,8 +64,7 @@ def explanation(sentence: str, *, cued: bool = False) -> str | None:
     content word besides the names it turns down is enough ("Flask is too barebones, so FastAPI")."""
     text = REMEMBER.sub("", sentence.strip()).strip(_PUNCT)
     if not text or REDACTED in text or is_question(text) or is_chitchat(text) or INSTRUCTION.search(text) \
-            or TASK_REQUEST.search(text) \
-            or _REQUEST.match(text):
+            or TASK_REQUEST.search(text) or _REQUEST.match(text):
         return None
     while (opening := ACCEPT_ONLY.match(text) or CONFIRM_PREFIX.match(text)) and opening.end() > 0:
         text = text[opening.end():].strip(_PUNCT)  # "就这么定了，简单粗暴性能好": the agreement is no part of it
