@@ -27,6 +27,7 @@ from z0_memory.offline.extraction.name_spans import (
     with_version,
 )
 from z0_memory.offline.extraction.vocabulary import (
+    CLOUD_VENDORS,
     Found,
     Slot,
     find_phrases,
@@ -201,7 +202,7 @@ _OPEN_VALUE = re.compile(
     r"(?:(?:我们)?自研的|自己的|一个叫|叫)?\s*"
     r"(?P<vz>[A-Za-z][\w.+#/-]*(?:[ \t]+[A-Za-z][\w.+#/-]*){0,2})"
     # a Chinese product name after 用 / 用的是, up to the clause's end ("缺陷管理用禅道，", "聚合用的是 快递100")
-    r"|(?:用的是|选的是|(?<![不别没利费作信好管常通专够实])用(?!户)|采用|选用|改用|换成)\s*(?P<vzh>[\u4e00-\u9fff][\u4e00-\u9fffA-Za-z0-9]{1,5})"
+    r"|(?:用的是|选的是|(?<![不别没利费作信好管常通专够实])用(?!户)|采用|选用|改用|换成了?)\s*(?P<vzh>[\u4e00-\u9fff][\u4e00-\u9fffA-Za-z0-9]{1,5})"
     r"(?=\s*(?:[，,。.;；！!]|$))"
 )
 
@@ -284,7 +285,8 @@ def open_values(text: str, known: list[Found] | None = None) -> list[Found]:
             out.append(Found(start, m.end("v"), value, None))
     for m in _OPEN_VALUE.finditer(text):
         group = next(g for g in ("v", "vw", "vl", "vz", "vc", "vzh", "vi") if m.group(g))
-        if group == "vzh" and (m.group(group) in CJK_COMMON or m.group(group)[0] in "它这那他她我你哪什" or
+        # "乱用的各种网盘": a value never opens with a particle; the 用 was part of another word
+        if group == "vzh" and (m.group(group) in CJK_COMMON or m.group(group)[0] in "它这那他她我你哪什的了着过" or
                                m.group(group)[-1] in "的了吧呢啊写"):  # "用英文写": what it is written in, a manner
             continue
         if group == "vl" and (m.group(group).lower() in _COMMON_WORDS or not find_phrases(text[m.end(group):])):
@@ -320,7 +322,8 @@ def pairs_in(text: str) -> list[Found]:
     out: list[Found] = []
     seen_slots: set[tuple[str, str]] = set()
     for pair in [*bound, *values, *line_lengths(text)]:  # "100 col limit": a number its unit files
-        if pair.slot is None or is_rejected(text, pair) or REDACTED in pair.value or modifier_only(text, pair):
+        if pair.slot is None or is_rejected(text, pair) or REDACTED in pair.value or modifier_only(text, pair) \
+                or _vendor_in_passing(text, pair, phrases):
             continue
         slot_id = (pair.slot.category, pair.slot.entity)
         if slot_id in seen_slots or any(o.start <= pair.start and pair.end <= o.end for o in out):  # within a value
@@ -333,6 +336,19 @@ def pairs_in(text: str) -> list[Found]:
                 seen_slots.add((slot.category, slot.entity))
                 out.append(Found(pair.start, pair.end, pair.value, slot))
     return sorted(out, key=lambda p: p.start)
+
+
+# "we're on AWS", "deploy to GCP", "hosted in Azure": a cloud the project is on
+_ON_A_CLOUD = re.compile(r"\b(?:on|to|in|into|onto)\s+(?:the\s+)?$", re.I)
+
+
+def _vendor_in_passing(text: str, pair: Found, phrases: list[Found]) -> bool:
+    """A whole cloud named where the clause says nothing about where the project runs ("RocketMQ 定了，阿里云有托管版",
+    "腾讯云 TRTC", "阿里云短信"): the vendor of something else, not the deployment platform."""
+    head = find_values(pair.value)  # "腾讯云 TRTC": the vendor's name heads a longer one
+    if not (head and head[0].start == 0 and head[0].canonical in CLOUD_VENDORS):
+        return False
+    return not any(p.slot == pair.slot for p in phrases) and not _ON_A_CLOUD.search(text[: pair.start])
 
 
 _JOINER = re.compile(r"^\s*(?:and|&|/|和|及|与|、)\s*(?:(?:the|our)\s+)?$", re.I)

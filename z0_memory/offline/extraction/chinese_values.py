@@ -61,7 +61,7 @@ def settled_name(text: str, known: list[Found]) -> list[Found]:
     if m is None:
         return []
     value = m.group("v")
-    if value in CJK_COMMON or value[0] in "它这那他她我你哪什都就还先" or find_phrases(value) \
+    if value in CJK_COMMON or value[0] in "它他她我你哪什都就还先" or re.search("[这那]", value) or find_phrases(value) \
             or any(k.start < m.end("v") and m.start("v") < k.end for k in known):
-        return []  # "BI 定了": a slot's name; "这个定了": a pronoun; a known value pairs_in reads itself
+        return []  # "BI 定了": a slot's name; "这个定了", "视频那块定了": a pronoun or a part; a known value pairs_in reads itself
     return [Found(m.start("v"), m.end("v"), value, None)]

@@ -273,6 +273,11 @@ class Found:
     canonical: str | None = None
 
 
+# whole clouds, not one of their products: named alone they are where the project runs only when the clause says so
+# ("部署在阿里云", "we're on AWS"); "阿里云有托管版", "阿里云短信", "腾讯云 TRTC" name a vendor of something else
+CLOUD_VENDORS = frozenset({"Alibaba Cloud", "Tencent Cloud", "Huawei Cloud", "AWS", "GCP", "Azure"})
+
+
 def find_values(text: str) -> list[Found]:
     """Known vocabulary values in ``text``, longest match first, without overlaps, in text order."""
     return list(_find_values_cached(text))
