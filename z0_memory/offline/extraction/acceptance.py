@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from z0_memory.offline.extraction.answers import leading_clause, question_subject
+from z0_memory.offline.extraction.answers import LEAD_WORDS, leading_clause, question_subject
 from z0_memory.offline.extraction.binding import (
     CJK_COMMON,
     is_rejected,
@@ -184,8 +184,10 @@ def short_answer(text: str, question: TurnMessage | None) -> list[Statement]:
         return []
     values = [v for v in find_values(clean) if not is_rejected(clean, v)]
     if not values:
-        name = re.match(r"^(?:(?:just|probably|definitely|obviously|maybe|the|ok|okay|so|then|用|就用|还是)\s*)*"
-                        r"(?P<v>[A-Z][\w.+#/&-]*(?:[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})", clean)
+        lead = LEAD_WORDS.match(clean)  # "Ooh, USWDS.": the interjection is no answer
+        name = re.compile(r"(?:(?:just|probably|definitely|obviously|maybe|the|ok|okay|so|then|用|就用|还是)\s*)*"
+                          r"(?P<v>[A-Z][\w.+#/&-]*(?:(?<!\.)[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})").match(
+                              clean, lead.end() if lead else 0)
         values = [Found(name.start("v"), name.end("v"), name.group("v").rstrip(".,"), None)] if name and \
             looks_like_a_name(name.group("v")) else []
         zh = re.fullmatch(r"(?:用|就用|还是用?)?\s*([\u4e00-\u9fff][\u4e00-\u9fff0-9]{1,5})\s*[。.!！]?", clean)

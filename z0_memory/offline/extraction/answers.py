@@ -17,9 +17,10 @@ from z0_memory.redaction import redact_secrets
 from z0_memory.offline.extraction.key_words import key_entity
 from z0_memory.offline.extraction.unknown_slots import category_of
 
-# Words a reply may open with before its answer ("nah, GoodJob", "yep, Gradle", "嗯，Qdrant")
+# Words a reply may open with before its answer ("nah, GoodJob", "yep, Gradle", "嗯，Qdrant", "Ooh, yes, USWDS")
 LEAD_WORDS = re.compile(
-    r"^(?:(?:nah|nope|no|yes|yeah|yep|yup|ok(?:ay)?|sure|so|well|hmm+|honestly|嗯+|哦+|对|是的?|好的?)[\s,，.!！。]+)+", re.I)
+    r"^(?:(?:nah|nope|no|yes|yeah|yep|yup|ok(?:ay)?|sure|so|well|hmm+|honestly|o+h+|a+h+|aha|wow|yay|ugh|lol|haha|cool|"
+    r"nice|great|perfect|alright|right|fine|totally|absolutely|definitely|嗯+|哦+|对|是的?|好的?)[\s,，.!！。]+)+", re.I)
 _REFUSAL = re.compile(r"^(?:nah|nope|no)\b", re.I)
 # The reply's first clause: up to the first comma, semicolon, colon, dash or sentence end
 _FIRST_CLAUSE = re.compile(r"^(?P<c>.+?)(?:\s*[,，;；:：]|\s+[-—–]+\s+|[.。!！?？]\s|[.。!！?？]?$)")

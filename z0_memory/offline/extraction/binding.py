@@ -37,7 +37,7 @@ from z0_memory.redaction import REDACTED
 from z0_memory.text import ENGLISH_STOPWORDS
 
 _CONNECTORS = (  # longer alternatives first: "is done with" must win over "is"
-    r"(?:[:：=]|->|→|will be built in|will be|should be|is going to be|is (?:deployed|hosted|running) (?:on|to|at)|"
+    r"(?:[:：=]|->|→|will be built in|will be|should be|is going to be|(?:is |will )?gonna be|is (?:deployed|hosted|running) (?:on|to|at)|"
     r"(?:are|is) (?:run|done|managed|handled|built|tracked) (?:with|in|by|on)|"  # not "written in": a language
     r"(?:deployed|hosted|built) (?:on|to|in|with)|uses?|using|runs?(?: on)?|goes? to|follows?|is|are|"
     r"用的是|用的|接的是|接入了?|交给|都放|放在|放|定了?|统一用|一律用|都用|就用|还是用|还是|(?:直接|先|主要|全部|目前|现在|暂时)?(?:使用|用)|采用|选用|定为|定成|改为|改用|"
@@ -54,7 +54,8 @@ _CONNECT_AFTER_SLOT = re.compile(
     r"(?:(?!(?:not|no|never|replaced|dropped|instead)\b)[a-z][\w-]*\s+)?$",  # "backend will be a thin FastAPI service"
     re.I)
 _GENERIC_AFTER_SLOT = re.compile(
-    rf"^{_KIND_AFTER_SLOT}\s*{_CONNECTORS}\s*(?:the\s+|our\s+)?"
+    # a connector in words ends at a space: "the CI runner" has no connector "run"
+    rf"^{_KIND_AFTER_SLOT}\s*{_CONNECTORS}(?:(?<=[A-Za-z])\s+|(?<![A-Za-z])\s*)(?:the\s+|our\s+)?"
     r"(?P<v>[A-Za-z0-9][\w.+#/-]*(?:[ \t]+(?:[A-Z0-9][\w.+#/-]*|characters|chars|columns|spaces))?)",
     re.I,
 )
@@ -340,6 +341,7 @@ def pairs_in(text: str) -> list[Found]:
 
 # "we're on AWS", "deploy to GCP", "hosted in Azure": a cloud the project is on
 _ON_A_CLOUD = re.compile(r"\b(?:on|to|in|into|onto)\s+(?:the\s+)?$", re.I)
+_MANAGED = re.compile(r"版|服务|的版本")  # "托管版", "托管服务": a managed edition, not where the project is hosted
 
 
 def _vendor_in_passing(text: str, pair: Found, phrases: list[Found]) -> bool:
@@ -348,7 +350,8 @@ def _vendor_in_passing(text: str, pair: Found, phrases: list[Found]) -> bool:
     head = find_values(pair.value)  # "腾讯云 TRTC": the vendor's name heads a longer one
     if not (head and head[0].start == 0 and head[0].canonical in CLOUD_VENDORS):
         return False
-    return not any(p.slot == pair.slot for p in phrases) and not _ON_A_CLOUD.search(text[: pair.start])
+    said = [p for p in phrases if p.slot == pair.slot and not _MANAGED.match(text, p.end)]
+    return not said and not _ON_A_CLOUD.search(text[: pair.start])
 
 
 _JOINER = re.compile(r"^\s*(?:and|&|/|和|及|与|、)\s*(?:(?:the|our)\s+)?$", re.I)

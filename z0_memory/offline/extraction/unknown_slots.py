@@ -11,7 +11,7 @@ from functools import lru_cache
 from z0_memory.errors import InvalidKeyError
 from z0_memory.offline.extraction.key_words import key_entity
 from z0_memory.schemas import normalize_segment
-from z0_memory.text import ENGLISH_STOPWORDS, contains_cjk
+from z0_memory.text import ENGLISH_STOPWORDS
 
 _CATEGORY_WORDS = (
     ("database", re.compile(r"\b(?:store|storage|db|database|cache|index|warehouse|persistence)\b|存储|数据库|缓存|(?<![A-Za-z ]|件)库", re.I)),
@@ -56,10 +56,7 @@ def category_of(phrase: str, entity: str = "") -> str:
 
 def own_name_slot(value: str) -> tuple[str, str] | None:
     """The last resort for a value no phrase files: a key of its own name ("Dialogue Manager it is" ->
-    ``stack:dialogue_manager``), so a later turn naming it again confirms or repeats it. Not for a name in Chinese
-    script: there a clause with no slot phrase binds words of all kinds ("刘婷", "外键", "免费规则"), not a product."""
-    if contains_cjk(value):
-        return None
+    ``stack:dialogue_manager``), so a later turn naming it again confirms or repeats it."""
     try:
         return "stack", normalize_segment(value)
     except InvalidKeyError:
