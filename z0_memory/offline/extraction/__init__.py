@@ -30,12 +30,15 @@ no LLM is configured, and the baseline the LLM extractor is measured against. Mo
                 a lean after the user's own either-or question
 ``hedged_replies`` a hedged reply to what the assistant offered ("hmm, maybe." to "Want me to add Valkey?"): pending
 ``verdicts``    a verdict that points back ("就用它", "we're going with it") names the pending idea it settles
-``restatements`` held facts said again ("still Go", "状态管理还是 Zustand", "recap: A, B") are repeats (``same_as``)
+``restatements`` held facts said again ("still Go", "状态管理还是 Zustand", "recap: A, B") are repeats (``same_as``);
+                a recap's item in other words ("squash merges" of "squash merges only") is the held value, and a
+                recap asked back ("..., right?") changes nothing
 ``refusals``    values a message refuses outright ("no, not Celery."), never stated by any reading of it
 ``people``      owners and roles (also in lower-case messages, Chinese familiar names, listings, self-introductions)
 ``roles``       people in other shapes: the role word first, the area in the passive, the work a role does
 ``measures``    a maximum line length given as a number, from the setting's name or the number's unit
-``acceptance``  what a reply accepts: the assistant's proposal, statement or yes/no question, or a short answer
+``acceptance``  what a reply accepts: the assistant's proposal, statement or yes/no question (also a Chinese yes that
+                echoes its verb: "用。"), or a short answer (also to alternatives offered without a question mark)
 ``answers``     the value a reply leads with, and the subject the assistant's question names
 ``unknown_slots`` keys for slots the vocabulary lacks, from the user's own slot phrase (or the value's name)
 ``key_words``   English key names for Chinese slot phrases (a glossary as data), so one slot keeps one key

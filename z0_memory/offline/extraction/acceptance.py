@@ -175,7 +175,7 @@ def short_answer(text: str, question: TurnMessage | None) -> list[Statement]:
     """"Postgres, obviously." right after the assistant asked "Which database?": one value answering the question."""
     if question is None:
         return []
-    asked = [s for s in split_sentences(strip_noise(question.text)) if is_question(s)]
+    asked = [s for s in split_sentences(strip_noise(question.text)) if is_question(s) or offers_alternatives(s)]
     clean, why = split_rationale(strip_noise(redact_secrets(text[:MAX_SENTENCE_CHARS])).strip())
     if not asked or REDACTED in clean or is_question(clean):
         return []
@@ -193,7 +193,7 @@ def short_answer(text: str, question: TurnMessage | None) -> list[Statement]:
         zh = re.fullmatch(r"(?:用|就用|还是用?)?\s*([\u4e00-\u9fff][\u4e00-\u9fff0-9]{1,5})\s*[。.!！]?", clean)
         if not values and zh and not (HEDGE.search(clean) or UNDECIDED.search(clean) or NEGATION.search(clean)
                                       or REJECTION.match(clean) or CONFIRM_PREFIX.match(clean)
-                                      or zh.group(1) in CJK_COMMON):
+                                      or zh.group(1) in CJK_COMMON or zh.group(1) in _ASSENT_ZH):
             values = [Found(zh.start(1), zh.end(1), zh.group(1), None)]  # "极光推送。" answering "用什么做消息推送？"
     if not values:
         values = offered_word(clean, asked[-1])
@@ -210,6 +210,39 @@ def short_answer(text: str, question: TurnMessage | None) -> list[Statement]:
                        confidence=CONF_HEDGE if hedged else CONF_ANSWER, rationale=why,
                        category_override=subject[0] if subject else None,
                        entity_override=subject[1] if subject else None)]
+
+
+def offers_alternatives(sentence: str) -> bool:
+    """"单元测试可以用 Ztest，或者 Unity。", "You could run Celery or RQ.": a statement that offers named alternatives asks
+    the user to pick one, as a question would."""
+    either = ALTERNATIVE.search(sentence)
+    return either is not None and all(_names_a_thing(side) for side in (sentence[:either.start()],
+                                                                          sentence[either.end():]))
+
+
+def _names_a_thing(text: str) -> bool:
+    """A known value, or a capitalised word that looks like a name ("Ztest", "Unity/Ceedling")."""
+    return bool(find_values(text)) or any(looks_like_a_name(w) for w in re.findall(r"(?<![\w.])[A-Z][\w.+#/-]+", text))
+
+
+# "用。" to "消息队列用 Kafka 吗？": a Chinese yes said by echoing the question's verb (one or two characters)
+_ECHO = re.compile(r"\s*(?P<verb>[\u4e00-\u9fff]{1,2}?)(?:的|啊|呀|吧|了)?\s*[。.!！]*\s*")
+# a negated echo ("不用。", "没上。") answers no; particles are no verb
+_NOT_A_YES = re.compile(r"^[不没别无否]|^(?:的|啊|呀|吧|了|吗|呢|嗯|哦|哈)$")
+
+
+def echoed_yes(text: str, question: TurnMessage | None) -> bool:
+    """A reply that is only the verb of the assistant's closing yes/no question ("用。" to "消息队列用 Kafka 吗？",
+    "要。" to "要不要上 Kafka？"): a yes to that question, as weak as a lone "对"."""
+    m = _ECHO.fullmatch(text)
+    if question is None or m is None or _NOT_A_YES.search(m.group("verb")):
+        return False
+    asked = [s for s in split_sentences(strip_noise(question.text)) if is_question(s)]
+    return bool(asked) and not WH_QUESTION.search(asked[-1]) and m.group("verb") in asked[-1]
+
+
+# Assent and judgement said before the answer ("有道理，那就它吧"): no value
+_ASSENT_ZH = frozenset("有道理 说得是 不错 挺好 很好 明白 收到 了解 懂了 好主意 没问题".split())
 
 
 # An either-or question: it offers its alternatives by name

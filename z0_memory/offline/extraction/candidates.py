@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from z0_memory.offline.extraction import hedges, reasons
 from z0_memory.offline.extraction.acceptance import (
+    echoed_yes,
     leading_answer,
     resolve_acceptance,
     short_answer,
@@ -40,7 +41,7 @@ from z0_memory.offline.extraction.message_reasons import explain_the_choice
 from z0_memory.offline.extraction.people import bracket_apposition, resolve_pronoun, self_owner
 from z0_memory.offline.extraction.model import ExistingMemory, Statement, TurnMessage
 from z0_memory.offline.extraction.refusals import refused_values
-from z0_memory.offline.extraction.restatements import restated
+from z0_memory.offline.extraction.restatements import recap_items, restated
 from z0_memory.offline.extraction.speech_acts import asserted_statements
 from z0_memory.offline.extraction.statements import Acceptance, analyse_sentence
 from z0_memory.offline.extraction.tentative import unhedged
@@ -248,6 +249,9 @@ def extract_candidates(
         # "Judge0 扛得住，就用它": a verdict pointing back names the value it settles (a pending one first)
         text = name_back(message.text, [m.value for m in existing if m.pending and m.value])
         statements, accepted = _analyse_message(text, instructions, before)
+        echo = not statements and accepted is None and echoed_yes(text, state.previous_assistant)
+        if echo:
+            accepted = "weak"  # "用。" to "消息队列用 Kafka 吗？": a yes, no value of its own
         if ignored is not None:
             ignored.extend(WriteOutcome(action="ignored", reason="instruction", content=redact_secrets(text))
                            for text in instructions)
@@ -255,7 +259,7 @@ def extract_candidates(
             statements = [s for s in statements if key_for(s, project)]  # to me"); no reading of its raw text
         elif not statements and not accepted:
             statements = short_answer(message.text, state.previous_assistant)
-        if not instructions and not any(s.slot is not None or s.entity_override for s in statements[:1]):
+        if not instructions and not echo and not any(s.slot is not None or s.entity_override for s in statements[:1]):
             refused = refused_values(message.text)  # "no, no Redis. overkill for now." leads with no answer
             lead = [s for s in leading_answer(message.text, state.previous_assistant)
                     if not any(norm_value(o.value) == norm_value(s.value) for o in statements)
@@ -282,6 +286,7 @@ def extract_candidates(
                     s.category_override, s.entity_override = named
                 else:
                     s.value = None
+        statements = recap_items(statements, message.text, existing, lambda s: key_for(s, project))
         statements = without_elaborations(statements, message.text, lambda s: key_for(s, project))
         if accepted in ("strong", "weak") and not any(s.slot for s in statements):
             resolved, extra_ids = resolve_acceptance(state.previous_assistant, existing, project,

@@ -95,18 +95,18 @@ CONFIRM_PREFIX = re.compile(
     r")[\s,，.!！。:：]*"
     r"|^(?:好主意|就它了?|就这个吧?|就用它吧?|可以的|好的|好吧|好|行|可以|没问题|没错|对的|对|是的|是|嗯+|正确|确实|当然|OK|ok)"
     r"(?:[\s,，.!！。:：]+|$)"
-    r"|^(?:同意|确定|确认|就这么定了?|就这样吧?|就这么办吧?)[\s,，.!！。:：]*",
+    r"|^(?:同意|确定|确认|就[这那]么定了?|就[这那]样吧?|就[这那]么办吧?)[\s,，.!！。:：]*",
     re.I,
 )
 CONFIRM_ANYWHERE = re.compile(
-    r"\b(?:confirmed|confirming|agreed|final|it is|that's settled|settled|approved|signed off|green-?lit|decision made)\b|(?<![没不未])(?:最终)?(?:确定|确认)|就这么定|(?<![没不未])定了", re.I
+    r"\b(?:confirmed|confirming|agreed|final|it is|that's settled|settled|approved|signed off|green-?lit|decision made)\b|(?<![没不未])(?:最终)?(?:确定|确认)|就[这那]么定|(?<![没不未])定了", re.I
 )
 ACCEPT_ONLY = re.compile(
     r"^(?:let'?s (?:do|go with|use|try) (?:exactly )?(?:that|it|this|those)|go for it|why not|yes,? please|please|"
     r"(?:that )?sounds (?:right|great|perfect|fine)|perfect|works|do it|就它了?|就用它吧?|行吧?|可以的|好主意|"
     r"(?:go|going) with (?:that|it|this|your suggestion)|"
     r"do (?:that|it)|ship it|that works|works for me|sounds good|agreed|deal|please do|go ahead|make it so|"
-    r"use (?:that|it|this)|就这么办吧?|就这样吧?|就这么定了?|就用这个吧?|按你说的(?:办|来)?吧?|照你说的办|听你的|同意|可以|好的?|"
+    r"use (?:that|it|this)|就[这那]么办吧?|就[这那]样吧?|就[这那]么定了?|就用这个吧?|按你说的(?:办|来)?吧?|照你说的办|听你的|同意|可以|好的?|"
     r"that'?s (?:right|correct|it|true|the one)|(?:yes|yep|yeah),? (?:exactly|correct|right)|exactly|correct|right|"
     r"indeed|precisely|you got it|spot on|you'?re right|that is (?:right|correct)|"
     r"没错|对的?|是的|是这样的?|正确|确实|就是(?:这样|它)?|说得对|你说得对|嗯+)"
@@ -248,7 +248,7 @@ DECISION = re.compile(
 STRONG_DECISION = re.compile(r"\b(?:decided|decision)\b|决定", re.I)
 FACT = re.compile(
     r"\b(?:we(?:'re| are)\s+(?:now\s+|still\s+|currently\s+)?on|"
-    r"we(?:'re| are)?\s+(?:always\s+|never\s+|currently\s+|now\s+)?(?:use|using|run|deploy|host|write|lint|"
+    r"we(?:'re| are)?\s+(?:always\s+|never\s+|currently\s+|now\s+|already\s+)?(?:use|using|run|deploy|host|write|lint|"
     r"format|store|keep|build|follow|are on|'re on)|our|all|every|always|never|must|is written in|are written in|"
     r"we(?:'re| are) an? [\w.+#-]+ (?:shop|house|team)|(?:we(?:'ve| have)?|i(?:'ve| have)?) got|set up|configured|installed|"
     r"(?:happens?|go(?:es)? out|go(?:es)?|lands?) (?:through|via|to|in|on)|stick(?:ing)? to|went|"

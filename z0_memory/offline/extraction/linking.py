@@ -99,8 +99,8 @@ def candidate_for(s: Statement, project: str, existing: Sequence[ExistingMemory]
         return None  # "maybe keep htmx" of a held htmx: tentative talk about what is settled changes nothing
     value = s.value
     held = next((m for m in existing if m.local_id == same_as and m.key == key and m.value), None)
-    if held is not None and value and _unversioned(value, held.value):
-        value = held.value  # a repeat of "Go 1.22" without its version is that fact, not a change
+    if held is not None and value and (_unversioned(value, held.value) or norm_value(value) == norm_value(held.value)):
+        value = held.value  # a repeat ("Go" of "Go 1.22", "postgres" of "PostgreSQL") is that fact, not a new version
     if confirms and key and value and not s.hedged:
         # "R2 is approved" confirms the pending "Cloudflare R2": the pending item's spelling, so the store finds it
         waiting = [m for m in existing if m.pending and m.key == key and m.value

@@ -7,9 +7,10 @@ import re
 
 from z0_memory.offline.extraction.binding import bound_pairs, open_values, pairs_in
 from z0_memory.offline.extraction.clauses import is_question
-from z0_memory.offline.extraction.cues import NEGATION, UNDECIDED
+from z0_memory.offline.extraction.cues import NEGATION, NOT_A_NAME, UNDECIDED
 from z0_memory.offline.extraction.measures import line_lengths
 from z0_memory.offline.extraction.vocabulary import find_phrases, find_values
+from z0_memory.text import ENGLISH_STOPWORDS
 
 
 _FILLER = re.compile(
@@ -36,9 +37,31 @@ def nominal(clause: str) -> bool:
     for phrase in find_phrases(rest):  # "后端 Java 17 + Spring Boot 3", "backend Django": slot words are not extra
         if any(phrase.slot == p.slot for p in pairs):
             rest = rest[: phrase.start] + " " * (phrase.end - phrase.start) + rest[phrase.end :]
+    rest = _PURPOSE.sub(_nouns_only, _INTERJECTION.sub(" ", rest))
     rest = _FILLER.sub(" ", rest)
     words = re.findall(r"[A-Za-z][\w.+#-]*|[\u3400-\u9fff]", rest)
     return len(words) <= 1
+
+
+# What a value is for, closing the clause ("postgres for player accounts + unlocks", "Mosquitto for telemetry"): nouns
+# only, so a clause going on to say something ("Redis for caching is overkill") keeps its verb and is no bare name
+_PURPOSE = re.compile(r"\bfor\s+(?:the\s+|our\s+|all\s+)?(?P<what>[A-Za-z][\w-]*(?:\s*(?:[+&/]|and)?\s*[A-Za-z][\w-]*){0,3})"
+                      r"\s*[.!]?\s*$", re.I)
+
+
+def _nouns_only(purpose: re.Match[str]) -> str:
+    """The purpose removed when it is nouns only; kept (so the clause is no bare name) when a word could be a verb."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z][\w-]*", purpose.group("what")) if w.lower() != "and"]
+    return purpose.group(0) if any(w in ENGLISH_STOPWORDS or w in NOT_A_NAME or w in _PREPOSITIONS for w in words) \
+        else " "
+
+
+# Words that place the value somewhere else ("dbt for the transforms inside snowflake"): no purpose of its own
+_PREPOSITIONS = frozenset("inside outside within into onto via across behind beside beyond near per without".split())
+
+
+# Interjections opening a casual clause ("omg yes redis for lobbies")
+_INTERJECTION = re.compile(r"^\s*(?:(?:omg|wow|yay|nice|cool|yes|yeah|yep|yup|ok(?:ay)?|right|sure)\b[\s,!]*)+", re.I)
 
 
 def negated(clause: str) -> bool:

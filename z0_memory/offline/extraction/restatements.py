@@ -13,11 +13,11 @@ anything else about (a change outranks a repeat), nor for people (a name is said
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from z0_memory.offline.extraction.binding import is_rejected, open_values
 from z0_memory.offline.extraction.clauses import is_question, split_clauses, split_sentences, strip_noise
-from z0_memory.offline.extraction.cues import ABANDONED, HEDGE, NEGATIVE_EVAL, SWITCH, UNDECIDED, WH_QUESTION
+from z0_memory.offline.extraction.cues import ABANDONED, DECISION, HEDGE, NEGATIVE_EVAL, SWITCH, UNDECIDED, WH_QUESTION
 from z0_memory.offline.extraction.model import CONF_FACT, ExistingMemory, Statement
 from z0_memory.offline.extraction.vocabulary import SLOT_BY_KEY, Found, find_values, norm_value, term_pattern
 from z0_memory.redaction import redact_secrets
@@ -85,3 +85,44 @@ def restated(text: str, existing: Sequence[ExistingMemory], stated_keys: Iterabl
             stated.add(m.key)
             break
     return out
+
+
+def recap_of(text: str) -> bool:
+    """A message that says back what the project holds: it opens by restating ("quick recap: ...", "回顾一下：...") or
+    closes by checking ("..., right?", "对吧？")."""
+    sentences = split_sentences(strip_noise(redact_secrets(text)))
+    return bool(sentences) and (any(RESTATING.search(s) for s in sentences[:1]) or bool(_CHECK.search(sentences[-1])))
+
+
+def _adds_detail(value: str, held: str) -> bool:
+    """"GKE Autopilot" of a held "GKE", "NATS JetStream KV" of a held "NATS": the held name in whole words, then more;
+    a recap says the held value in more words. Fewer words are another thing ("Prisma" of a held "Prisma Migrate")."""
+    words, held_words = ([norm_value(w) for w in v.split()] for v in (value, held))
+    return len(words) > len(held_words) and words[:len(held_words)] == held_words
+
+
+def recap_items(statements: list[Statement], text: str, existing: Sequence[ExistingMemory],
+                key_of: Callable[[Statement], str | None]) -> list[Statement]:
+    """In a recap, a listed value with no verb of its own ("Axum, GKE Autopilot, squash merges") whose key holds another
+    value: the held one in more words, the held value again (a repeat); otherwise a change only when the recap states it,
+    never when it asks back ("..., right?": what the user believes is held, not a change)."""
+    if not recap_of(text):
+        return statements
+    held = {m.key: m.value for m in existing if m.key and m.value and not m.pending}
+    asks = bool(_CHECK.search(text.strip()))
+    out = []
+    for s in statements:
+        key = key_of(s)
+        said = held.get(key) if key else None
+        if said is None or s.value is None or norm_value(s.value) == norm_value(said) or _own_verb(s.text):
+            out.append(s)
+        elif _adds_detail(s.value, said):
+            s.value = said
+            out.append(s)
+        elif not asks:
+            out.append(s)
+    return out
+
+
+def _own_verb(clause: str) -> bool:
+    return bool(DECISION.search(clause)) or any(p.search(clause) for p in SWITCH)

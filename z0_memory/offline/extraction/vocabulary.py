@@ -69,6 +69,10 @@ SLOTS: tuple[Slot, ...] = (
           "Kafka;RabbitMQ;SQS;BullMQ;Celery;NATS;Sidekiq;Temporal;Pulsar;RocketMQ;ActiveMQ;Dramatiq;RQ;Resque;Oban;"
           "Hangfire;Faktory;Procrastinate;Redpanda;Google Pub/Sub;"
           "arq;Inngest;pg-boss;Solid Queue;GoodJob;Asynq;Huey;django-q2;Redis Streams|Redis Stream;Machinery"),
+    # devices publish to an MQTT broker; a project often runs one beside its job queue ("the mqtt broker is EMQX. not
+    # sure whether to also put Oban on top"), so it is a slot of its own
+    _slot("stack", "mqtt_broker", "MQTT broker", "MQTT 服务器", "mqtt broker;mqtt server;MQTT 服务器;MQTT 服务端;MQTT broker",
+          "EMQX;Mosquitto|Eclipse Mosquitto;HiveMQ;VerneMQ"),
     _slot("stack", "payments", "payment provider", "支付服务", "billing;payment processing;checkout;收款;计费;payment provider;payments;支付",
           "Stripe;Paddle;Adyen;Braintree"),
     _slot("database", "database", "database", "数据库",
@@ -82,7 +86,8 @@ SLOTS: tuple[Slot, ...] = (
     _slot("database", "orm", "ORM", "ORM", "database layer;db layer;data layer;persistence layer;orm;query builder;data access layer;数据访问层;持久层框架;持久层",
           "Drizzle|Drizzle ORM;Prisma;SQLAlchemy;TypeORM;Sequelize;Django ORM;Kysely;GORM;SQLModel;Peewee;"
           "MikroORM;SeaORM;~Exposed;Hibernate;MyBatis;Diesel;Ecto;Active Record|ActiveRecord;Eloquent;Doctrine;"
-          "Entity Framework|EF Core;Mongoose;Tortoise ORM;Objection.js;sqlc;sqlx;Spring Data JPA|JPA;MyBatis-Plus;jOOQ"),
+          "Entity Framework|EF Core;Mongoose;Tortoise ORM;Objection.js;sqlc;sqlx;Spring Data JPA|JPA;MyBatis-Plus;jOOQ;"
+          "~Drift"),
     _slot("database", "migrations", "migration tool", "迁移工具",
           "db migrations;database migrations;schema migrations;migration tool;migrations;迁移工具;数据库迁移;迁移脚本",
           "Alembic;Flyway;Liquibase;Atlas;golang-migrate;goose;dbmate;Sqitch;drizzle-kit"),
