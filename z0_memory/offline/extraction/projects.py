@@ -1,0 +1,128 @@
+"""What the project is, in the user's words: "starting a new thing — appointment booking for small dental clinics",
+"we're building the ingest side of a drone telemetry service", "quill is our headless blogging platform",
+"我们要做一个仓库内部用的看板，显示拣货进度和库位占用", "工厂巡检 App，主要跑在安卓平板上". One keyless ``context`` memory per
+message holding the description's clauses (the stack clauses of the same sentence have keys of their own and are left
+out). Questions, requests for work, hedges and negations describe nothing.
+"""
+
+from __future__ import annotations
+
+import re
+
+from z0_memory.offline.extraction.clauses import is_question, split_clauses, split_sentences, strip_noise
+from z0_memory.offline.extraction.cues import HEDGE, TASK_REQUEST
+from z0_memory.offline.extraction.model import CONF_KEYLESS, Statement
+from z0_memory.offline.extraction.vocabulary import find_phrases, find_values
+
+# Words for the thing a project builds (a description names one; "we're building the migration" does not)
+_PRODUCT_EN = (r"(?:app|application|tool|platform|service|system|saas|pipeline|dashboard|site|website|bot|game|"
+               r"scheduler|calculator|log|backend|api|firmware|cms|marketplace|archive|engine|sdk|cli|extension|"
+               r"plugin|portal|shop|store|tracker|monitor|monolith|thing|scripts|booking|classroom|"
+               r"page|board|assistant|library)s?")
+_PRODUCT_ZH = (r"(?:系统|平台|后台|看板|工具|小程序|[Aa][Pp][Pp]|app|应用|网站|服务|管道|商城|课堂|CMS|SaaS|机器人|插件|"
+               r"游戏|客户端|中台|引擎|SDK|项目|大屏|网关)")
+# A greeting or an announcement of context before the description ("hey, quick context first:")
+_LEAD = re.compile(r"^(?:(?:hi|hello|hey|ok(?:ay)?|so|alright|right|yo|嗨|你好|大家好)\b[\s,!.:—–-]*)*"
+                   r"(?:(?:quick|some|a bit of|bit of|little)\s+)?(?:context|background)(?:\s+first)?\s*[:—–-]\s*", re.I)
+_GREETING = re.compile(r"^(?:(?:hi|hello|hey|ok(?:ay)?|so|alright|right|yo)\b[\s,!.:—–-]*)+", re.I)
+# "starting a new thing — X", "new project: X", "side project: X"
+_OPENER = re.compile(r"\b(?:starting|kicking off|spinning up)\s+(?:a\s+new\s+(?:thing|one|project|app)|something new)"
+                     r"\s*[:—–,-]\s*(?=\S)|^(?:new|side|pet|hobby|weekend)\s+(?:project|thing|one)\s*[:—–-]\s*(?=\S)",
+                     re.I)
+_OPENER_ZH = re.compile(r"^(?:新项目|新的项目|一个新项目|开个新项目|副业项目)\s*[，,:：—]\s*(?=\S)")
+# "we're building X", "Dana and I are starting Ledgerly, ...", "Building a small workout logging app"
+_BUILDING = re.compile(r"(?:^|\b(?:we'?re|we are|i'?m|i am|are|am)\s+(?:now\s+|currently\s+|just\s+)?)"
+                       r"(?:building|making|developing|creating|starting|working on|putting together|replacing)\s+"
+                       r"(?=\S)", re.I)
+# "quill is our headless blogging platform", "beacon = status page SaaS", "sprocket — online shop for bike parts"
+_NAMED_EN = re.compile(r"^(?P<name>[\w.-]+)\s*(?:\bis\b|=|—|–|:|\bserves\b)\s*", re.I)
+_IT_IS = re.compile(r"^(?:it|this)(?:'s|\s+is)\s+(?:a|an|our|basically\s+an?|just\s+an?)\b", re.I)
+# "firmware for a smart energy meter", "telemetry pipeline for our warehouse robots": a product noun and its purpose
+_FRAGMENT_EN = re.compile(rf"^(?:an?\s+)?(?:[\w+'/-]+\s+){{0,4}}?{_PRODUCT_EN}\s+(?:for|to|that)\b", re.I)
+# "我们要做一个…", "做一个一对一家教预约平台", "我们在做 harbor，一个…"
+_BUILDING_ZH = re.compile(r"^(?:我们|我|公司|团队)?(?:正?在|要|想|准备|打算|计划|开始)?(?:做|搞|开发|搭)\s*(?:一个|个|一套|一款|[A-Za-z])")
+# "lantern 是我们内部的数据看板项目", "ferry 是个记账 app", "rovertel = telemetry pipeline"
+_NAMED_ZH = re.compile(r"^(?P<name>[A-Za-z][\w.-]*)\s*(?:是|=|＝|——)\s*")
+_REQUEST = re.compile(r"\b(?:can|could|would|will) you\b|\bplease\b|\bhelp me\b|帮我|给我|请你|帮忙|麻烦", re.I)
+_NEGATED = re.compile(r"\b(?:not|never|no longer|stop(?:ped)?)\s+(?:\w+\s+)?(?:building|making|developing)\b|不(?:做|搞|开发)", re.I)
+
+
+def _names_project(name: str, project: str) -> bool:
+    flat = lambda s: re.sub(r"[\s_-]+", "", s.lower())  # noqa: E731 - "clinic-booking" is "Clinic Booking"
+    return flat(name) == flat(project)
+
+
+def _product(text: str) -> bool:
+    return bool(re.search(rf"\b{_PRODUCT_EN}\b", text, re.I) or re.search(_PRODUCT_ZH, text))
+
+
+def _subject_is_thing(name: str, project: str) -> bool:
+    """A description's subject: the project's name, or a name that is no known value and no slot phrase ("Redis is
+    our cache" describes a choice, "the backend is a Go service" a slot)."""
+    if _names_project(name, project):
+        return True
+    return (not find_values(name) and not find_phrases(name)
+            and name.lower() not in {"it", "this", "that", "there", "here", "which", "what", "who", "the", "he", "she"})
+
+
+def _described(sentence: str, project: str, first: bool) -> str | None:
+    """The description the sentence opens (from its description words on), else None. ``first``: the message's
+    first sentence, where a bare product phrase ("firmware for a smart energy meter") describes the project."""
+    s = _LEAD.sub("", _GREETING.sub("", sentence.strip())).strip()
+    if m := _OPENER.search(s):
+        return s[m.end():] if s[m.end():].strip(" .。") else None
+    if m := _OPENER_ZH.match(s):  # "新项目，物流调度系统，给区域仓配用的" ("新项目，前端我来负责" describes nothing)
+        return s[m.end():] if _product((split_clauses(s[m.end():]) or [""])[0]) else None
+    if m := _BUILDING.search(s):
+        what = s[m.end():]
+        if _product(what) and not (m.group(0).lower().startswith("replacing") or "replacing" in m.group(0).lower()
+                                   and (find_values(what) or re.search(r"\bwith\b", what, re.I))):
+            return s
+    if m := _BUILDING_ZH.match(s):
+        return s if _product(s) else None
+    for pattern in (_NAMED_EN, _NAMED_ZH):
+        m = pattern.match(s)
+        if m and _subject_is_thing(m.group("name"), project) and _product(split_clauses(s[m.end():] or " ")[0]) \
+                and (_names_project(m.group("name"), project) or re.match(r"(?:our|a|an|the|一个|个|我们|公司)", s[m.end():])):
+            return s
+    if _IT_IS.match(s) and _product(split_clauses(s)[0]) and not find_values(split_clauses(s)[0]):
+        return s
+    if first:
+        head = split_clauses(s)[0] if split_clauses(s) else s
+        if _FRAGMENT_EN.match(head) and not find_phrases(head.split(" for ")[0]):
+            return s
+        if re.fullmatch(rf"[^\s，,。]{{0,2}}[^，,。]{{0,24}}?{_PRODUCT_ZH}", head) and not find_values(head) \
+                and not find_phrases(head) and not re.search(r"[用选换是在]", head):
+            return s
+    return None
+
+
+def _description_clauses(text: str) -> str:
+    """The description without the stack clauses beside it ("ferry 是个记账 app，Flutter 3.22 写的" keeps the first)."""
+    clauses = split_clauses(text)
+    kept = [c for n, c in enumerate(clauses) if n == 0 or not find_values(c)]
+    joint = "，" if re.search(r"[\u4e00-\u9fff]", text) else ", "
+    return joint.join(kept).strip(" .。,，")
+
+
+def project_description(text: str, project: str) -> Statement | None:
+    """The message's description of what the project is, as a keyless ``context`` statement, else None."""
+    sentences = [s for s in split_sentences(strip_noise(text)) if _GREETING.sub("", s).strip(" .!,")]
+    for n, sentence in enumerate(sentences):
+        what = _described(sentence, project, first=n == 0)
+        if what is None:
+            continue
+        if is_question(sentence) or _REQUEST.search(sentence) or TASK_REQUEST.search(sentence) \
+                or _NEGATED.search(sentence) or HEDGE.search(split_clauses(what)[0] if split_clauses(what) else what):
+            return None
+        return Statement(kind="context", slot=None, value=None, confidence=CONF_KEYLESS,
+                         text=_description_clauses(what))
+    return None
+
+
+def without_product_names(statements: list[Statement], described: Statement) -> list[Statement]:
+    """``statements`` minus the names no slot knows that a decision verb found inside the project's description ("我们要
+    做一个仓库内部用的看板" names the product being built, not a tool the project uses)."""
+    head = (split_clauses(described.text) or [""])[0]
+    return [s for s in statements if not (s.value and s.value in head and not find_values(s.value)
+                                          and s.category_override != "people")]
