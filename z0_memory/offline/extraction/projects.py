@@ -43,6 +43,10 @@ _FRAGMENT_EN = re.compile(rf"^(?:an?\s+)?(?:[\w+'/-]+\s+){{0,4}}?{_PRODUCT_EN}\s
 _BUILDING_ZH = re.compile(r"^(?:我们|我|公司|团队)?(?:正?在|要|想|准备|打算|计划|开始)?(?:做|搞|开发|搭)\s*(?:一个|个|一套|一款|[A-Za-z])")
 # "lantern 是我们内部的数据看板项目", "ferry 是个记账 app", "rovertel = telemetry pipeline"
 _NAMED_ZH = re.compile(r"^(?P<name>[A-Za-z][\w.-]*)\s*(?:是|=|＝|——)\s*")
+# what a named thing is said to be: "quill is our ...", "beacon = a ...", "lanmei 是我们电商的..."
+_A_THING = re.compile(r"(?:our|a|an|the|一个|个|我们|公司)", re.I)
+# "工厂巡检 App", "公司食堂的点餐系统": a message opening with a product phrase, no verb of choosing in it
+_FRAGMENT_ZH = re.compile(rf"[^，,。用选换是在]*{_PRODUCT_ZH}")
 _REQUEST = re.compile(r"\b(?:can|could|would|will) you\b|\bplease\b|\bhelp me\b|帮我|给我|请你|帮忙|麻烦", re.I)
 _NEGATED = re.compile(r"\b(?:not|never|no longer|stop(?:ped)?)\s+(?:\w+\s+)?(?:building|making|developing)\b|不(?:做|搞|开发)", re.I)
 
@@ -75,32 +79,37 @@ def _described(sentence: str, project: str, first: bool) -> str | None:
         return s[m.end():] if _product((split_clauses(s[m.end():]) or [""])[0]) else None
     if m := _BUILDING.search(s):
         what = s[m.end():]
-        if _product(what) and not (m.group(0).lower().startswith("replacing") or "replacing" in m.group(0).lower()
-                                   and (find_values(what) or re.search(r"\bwith\b", what, re.I))):
+        # "we're replacing a pile of cron scripts" describes; "replacing Redis with Valkey" is a switch
+        replacing = "replacing" in m.group(0).lower()
+        if _product(what) and not (replacing and (find_values(what) or re.search(r"\bwith\b", what, re.I))):
             return s
     if m := _BUILDING_ZH.match(s):
         return s if _product(s) else None
     for pattern in (_NAMED_EN, _NAMED_ZH):
         m = pattern.match(s)
-        if m and _subject_is_thing(m.group("name"), project) and _product(split_clauses(s[m.end():] or " ")[0]) \
-                and (_names_project(m.group("name"), project) or re.match(r"(?:our|a|an|the|一个|个|我们|公司)", s[m.end():])):
+        if m and _subject_is_thing(m.group("name"), project) and _product((split_clauses(s[m.end():]) or [""])[0]) \
+                and (_names_project(m.group("name"), project) or _A_THING.match(s[m.end():])):
             return s
-    if _IT_IS.match(s) and _product(split_clauses(s)[0]) and not find_values(split_clauses(s)[0]):
+    head = (split_clauses(s) or [s])[0]
+    if _IT_IS.match(s) and _product(head) and not find_values(head):
         return s
-    if first:
-        head = split_clauses(s)[0] if split_clauses(s) else s
-        if _FRAGMENT_EN.match(head) and not find_phrases(head.split(" for ")[0]):
-            return s
-        if re.fullmatch(rf"[^\s，,。]{{0,2}}[^，,。]{{0,24}}?{_PRODUCT_ZH}", head) and not find_values(head) \
-                and not find_phrases(head) and not re.search(r"[用选换是在]", head):
-            return s
+    if first and _FRAGMENT_EN.match(head) and not find_phrases(head.split(" for ")[0]):
+        return s
+    if first and _FRAGMENT_ZH.fullmatch(head) and not find_values(head) and not find_phrases(head):
+        return s
     return None
 
 
+# a clause about the stack, not the product: "框架用 aiogram 3", "we're going with Phoenix"
+_STACK_CLAUSE = re.compile(r"(?:用|选|上)\s*[A-Za-z]|\b(?:use|using|uses|going with|built with|written in|runs? on)\b", re.I)
+
+
 def _description_clauses(text: str) -> str:
-    """The description without the stack clauses beside it ("ferry 是个记账 app，Flutter 3.22 写的" keeps the first)."""
+    """The description up to the stack talk after it ("kite-ml 是我们的 ML 平台，分布式训练用 Ray" keeps the first clause;
+    "tundra 是一个冷链设备监控平台，几千台冷柜每分钟上报一次温度" keeps both)."""
     clauses = split_clauses(text)
-    kept = [c for n, c in enumerate(clauses) if n == 0 or not find_values(c)]
+    stack = next((n for n, c in enumerate(clauses) if n and (find_values(c) or _STACK_CLAUSE.search(c))), len(clauses))
+    kept = clauses[:stack]
     joint = "，" if re.search(r"[\u4e00-\u9fff]", text) else ", "
     return joint.join(kept).strip(" .。,，")
 
