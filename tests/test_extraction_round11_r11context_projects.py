@@ -43,7 +43,10 @@ def test_requests_questions_hedges_negations_and_people_describe_nothing():
     for text in ("帮我写一个会员管理系统的登录接口", "can you build a booking app for me?",
                  "maybe we'll build a mobile app later", "Are we building a CLI or a web app?",
                  "we're not building a mobile app.", "Kofi is our product owner", "我们可能要做一个小程序",
-                 "新项目，前端我来负责，我叫林一。", "Postgres is our main database."):
+                 "新项目，前端我来负责，我叫林一。", "Postgres is our main database.",
+                 "We're building the service on Axum. Actix was the other candidate.",
+                 "Decided: the API is built on FastAPI. Flask is out.",
+                 "reason is the router groups + built-in binding fit our API"):
         assert described(text) is None, text
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from z0_memory.offline.extraction.clauses import is_question, split_clauses, split_sentences, strip_noise
-from z0_memory.offline.extraction.cues import HEDGE, TASK_REQUEST
+from z0_memory.offline.extraction.cues import DECISION, HEDGE, TASK_REQUEST
 from z0_memory.offline.extraction.model import CONF_KEYLESS, Statement
 from z0_memory.offline.extraction.vocabulary import find_phrases, find_values
 
@@ -43,8 +43,11 @@ _FRAGMENT_EN = re.compile(rf"^(?:an?\s+)?(?:[\w+'/-]+\s+){{0,4}}?{_PRODUCT_EN}\s
 _BUILDING_ZH = re.compile(r"^(?:我们|我|公司|团队)?(?:正?在|要|想|准备|打算|计划|开始)?(?:做|搞|开发|搭)\s*(?:一个|个|一套|一款|[A-Za-z])")
 # "lantern 是我们内部的数据看板项目", "ferry 是个记账 app", "rovertel = telemetry pipeline"
 _NAMED_ZH = re.compile(r"^(?P<name>[A-Za-z][\w.-]*)\s*(?:是|=|＝|——)\s*")
-# what a named thing is said to be: "quill is our ...", "beacon = a ...", "lanmei 是我们电商的..."
-_A_THING = re.compile(r"(?:our|a|an|the|一个|个|我们|公司)", re.I)
+# what a named thing is said to be, the product word heading it: "quill is our headless blogging platform", "lanmei 是我们
+# 电商的运营后台" ("reason is the router groups + built-in binding fit our API" is no product)
+_A_THING = re.compile(rf"(?:(?:our|an?|the)\s+(?:[\w'+/.-]+\s+){{0,3}}?{_PRODUCT_EN}\b|(?:一个|个|我们|公司))", re.I)
+# "We're building the API in Django REST Framework", "the API is built on FastAPI": the stack, said of a part
+_ON_STACK = re.compile(r"\b(?:in|on|with|using|atop)\s+(?=\S)", re.I)
 # "工厂巡检 App", "公司食堂的点餐系统": a message opening with a product phrase, no verb of choosing in it
 _FRAGMENT_ZH = re.compile(rf"[^，,。用选换是在]*{_PRODUCT_ZH}")
 _REQUEST = re.compile(r"\b(?:can|could|would|will) you\b|\bplease\b|\bhelp me\b|帮我|给我|请你|帮忙|麻烦", re.I)
@@ -65,7 +68,7 @@ def _subject_is_thing(name: str, project: str) -> bool:
     our cache" describes a choice, "the backend is a Go service" a slot)."""
     if _names_project(name, project):
         return True
-    return (not find_values(name) and not find_phrases(name)
+    return (not find_values(name) and not find_phrases(name) and not DECISION.search(name)
             and name.lower() not in {"it", "this", "that", "there", "here", "which", "what", "who", "the", "he", "she"})
 
 
@@ -121,6 +124,9 @@ def project_description(text: str, project: str) -> Statement | None:
         what = _described(sentence, project, first=n == 0)
         if what is None:
             continue
+        head = (split_clauses(what) or [what])[0]
+        if any(v.start >= m.end() for m in _ON_STACK.finditer(head) for v in find_values(head)):
+            return None  # "We're building the service on Axum": what it is built on, not what it is
         if is_question(sentence) or _REQUEST.search(sentence) or TASK_REQUEST.search(sentence) \
                 or _NEGATED.search(sentence) or HEDGE.search(split_clauses(what)[0] if split_clauses(what) else what):
             return None
