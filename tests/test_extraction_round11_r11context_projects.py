@@ -3,10 +3,9 @@
 
 from __future__ import annotations
 
-from extraction_support import P, by_key, run
+from extraction_support import P
 
 from z0_memory.offline.extraction.model import Statement
-from z0_memory.offline.extractor import ExistingMemory
 from z0_memory.offline.extraction.projects import project_description, without_product_names
 
 
@@ -57,16 +56,3 @@ def test_the_product_named_in_a_description_is_no_tool_choice():
     person = Statement(kind="fact", slot=None, value="林一", confidence=0.85, text="我叫林一",
                        category_override="people")
     assert without_product_names([product, person], description) == [person]
-
-
-def test_a_turn_describing_the_project_writes_one_context_memory_beside_its_choices():
-    out = run("我们要做一个仓库内部用的看板，显示拣货进度和库位占用。前端用 Vue 3。")
-    assert [c.kind for c in out if c.key is None] == ["context"]
-    assert by_key(out)[f"{P}:stack:frontend_framework"].value == "Vue 3"
-
-
-def test_a_description_said_again_repeats_the_held_one():
-    held = ExistingMemory(1, "In the demo project: we're building a booking app for small dental clinics.")
-    found = [c for c in run("we're building a booking app for small dental clinics.", existing=(held,))
-             if c.kind == "context"]
-    assert len(found) == 1 and found[0].same_as == 1

@@ -39,7 +39,6 @@ from z0_memory.offline.extraction.linking import candidate_for, held_key
 from z0_memory.offline.extraction.markers import bare_refusal
 from z0_memory.offline.extraction.message_reasons import explain_the_choice
 from z0_memory.offline.extraction.people import bracket_apposition, resolve_pronoun, self_owner
-from z0_memory.offline.extraction.projects import project_description, without_product_names
 from z0_memory.offline.extraction.model import ExistingMemory, Statement, TurnMessage
 from z0_memory.offline.extraction.refusals import refused_values
 from z0_memory.offline.extraction.restatements import restated
@@ -285,9 +284,6 @@ def extract_candidates(
                 else:
                     s.value = None
         statements = without_elaborations(statements, message.text, lambda s: key_for(s, project))
-        if not instructions and (described := project_description(message.text, project)) is not None:
-            # "starting a new thing — appointment booking for clinics": what the project is, in the user's words
-            statements = [described, *without_product_names(statements, described)]
         if accepted in ("strong", "weak") and not any(s.slot for s in statements):
             resolved, extra_ids = resolve_acceptance(state.previous_assistant, existing, project,
                                                       weak=accepted == "weak", alone=not statements)
