@@ -1,4 +1,5 @@
-"""Round 11 (issue 16): the language a stack names in passing ("后端用 Go 的 Gin", "ingest service in rust", "Kotlin with Spring Boot was chosen")."""
+"""Round 11 (issue 16): the language a stack names in passing ("后端用 Go 的 Gin", "ingest service in rust", "Kotlin
+with Spring Boot was chosen"), and what names a language without choosing it."""
 
 from __future__ import annotations
 

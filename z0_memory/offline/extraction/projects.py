@@ -23,7 +23,8 @@ _PRODUCT_ZH = (r"(?:系统|平台|后台|看板|工具|小程序|[Aa][Pp][Pp]|ap
                r"游戏|客户端|中台|引擎|SDK|项目|大屏|网关)")
 # A greeting or an announcement of context before the description ("hey, quick context first:")
 _LEAD = re.compile(r"^(?:(?:hi|hello|hey|ok(?:ay)?|so|alright|right|yo|嗨|你好|大家好)\b[\s,!.:—–-]*)*"
-                   r"(?:(?:quick|some|a bit of|bit of|little)\s+)?(?:context|background)(?:\s+first)?\s*[:—–-]\s*", re.I)
+                   r"(?:(?:quick|some|a bit of|bit of|little)\s+)?(?:context|background)(?:\s+first)?\s*[:—–-]\s*",
+                   re.I)
 _GREETING = re.compile(r"^(?:(?:hi|hello|hey|ok(?:ay)?|so|alright|right|yo)\b[\s,!.:—–-]*)+", re.I)
 # "starting a new thing — X", "new project: X", "side project: X"
 _OPENER = re.compile(r"\b(?:starting|kicking off|spinning up)\s+(?:a\s+new\s+(?:thing|one|project|app)|something new)"
@@ -51,7 +52,8 @@ _ON_STACK = re.compile(r"\b(?:in|on|with|using|atop)\s+(?=\S)", re.I)
 # "工厂巡检 App", "公司食堂的点餐系统": a message opening with a product phrase, no verb of choosing in it
 _FRAGMENT_ZH = re.compile(rf"[^，,。用选换是在]*{_PRODUCT_ZH}")
 _REQUEST = re.compile(r"\b(?:can|could|would|will) you\b|\bplease\b|\bhelp me\b|帮我|给我|请你|帮忙|麻烦", re.I)
-_NEGATED = re.compile(r"\b(?:not|never|no longer|stop(?:ped)?)\s+(?:\w+\s+)?(?:building|making|developing)\b|不(?:做|搞|开发)", re.I)
+_NEGATED = re.compile(r"\b(?:not|never|no longer|stop(?:ped)?)\s+(?:\w+\s+)?(?:building|making|developing)\b"
+                      r"|不(?:做|搞|开发)", re.I)
 
 
 def _names_project(name: str, project: str) -> bool:
@@ -104,7 +106,8 @@ def _described(sentence: str, project: str, first: bool) -> str | None:
 
 
 # a clause about the stack, not the product: "框架用 aiogram 3", "we're going with Phoenix"
-_STACK_CLAUSE = re.compile(r"(?:用|选|上)\s*[A-Za-z]|\b(?:use|using|uses|going with|built with|written in|runs? on)\b", re.I)
+_STACK_CLAUSE = re.compile(r"(?:用|选|上)\s*[A-Za-z]|\b(?:use|using|uses|going with|built with|written in|runs? on)\b",
+                           re.I)
 
 
 def _description_clauses(text: str) -> str:
