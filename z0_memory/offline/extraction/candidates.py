@@ -35,6 +35,7 @@ from z0_memory.offline.extraction.cues import (
 from z0_memory.offline.extraction.elaborations import without_elaborations, without_task_details
 from z0_memory.offline.extraction.hedged_replies import hedged_reply
 from z0_memory.offline.extraction.instructions import poses_as_system, split_instructions, without_instructions
+from z0_memory.offline.extraction.languages import with_languages
 from z0_memory.offline.extraction.linking import candidate_for, held_key
 from z0_memory.offline.extraction.markers import bare_refusal
 from z0_memory.offline.extraction.message_reasons import explain_the_choice
@@ -300,6 +301,6 @@ def extract_candidates(
                                if key_for(s, project) not in held and norm_value(s.value) not in refused)
         if not instructions:  # "框架选 Hono。由于我们要部署在 Workers 上，Express 跑不了。": its one choice, explained
             explain_the_choice(message.text, [s for s, _ in state.found[start:]])
-    candidates = (candidate_for(s, project, existing, ids) for s, ids in _dedupe(state.found, project))
+    candidates = (candidate_for(s, project, existing, ids) for s, ids in with_languages(_dedupe(state.found, project)))
     return [c for c in candidates if c is not None]
 

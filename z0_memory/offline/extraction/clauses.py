@@ -33,8 +33,8 @@ _CODE_LINE = re.compile(
 )
 _ASSIGNMENT = re.compile(r"^\s*[\w.]+\s*(?:\[[^\]]*\])?\s*[+\-*/]?=\s*(?P<rhs>\S.*)$")
 # "OrbitDesk = helpdesk SaaS. Rails 7 ...": an "=" whose right side is words (two or more, no code punctuation) is
-# prose naming what something is, not an assignment
-_PROSE_RHS = re.compile(r"^[^\W\d_][\w'-]*(?:\s+[\w'.-]+)+\s*(?:[.!?]\s.*|[.!?]?)$")
+# prose naming what something is, not an assignment ("rovertel = telemetry pipeline for our robots, ~300 AMRs. ...")
+_PROSE_RHS = re.compile(r"^[^\W\d_][\w'-]*(?:,?\s+~?[\w'.-]+)+\s*(?:[.!?]\s.*|[.!?]?)$")
 
 
 _PLAIN_QUOTES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"', "\u2032": "'"})

@@ -81,7 +81,7 @@ UNDECIDED = re.compile(
 NEGATION = re.compile(
     r"\b(?:don'?t(?! (?:think|remember|recall) (?:i|we)(?:'?ve)? (?:\w+ )?(?:mentioned|said|told))|not|no longer|never mind|"
     r"nevermind|doesn'?t|do not|won't|will not|isn't|aren't|without|avoid|instead of|"
-    r"rather than|as opposed to|in place of)\b|算了|(?<!要)不用|(?<!要)不要|别用|不考虑|不采用|不选用|暂时不|放弃|弃用|不是|而不是|而非|并非|不再|"
+    r"rather than|as opposed to|in place of|nobody|no one|none of us)\b|算了|没人|(?<!要)不用|(?<!要)不要|别用|不考虑|不采用|不选用|暂时不|放弃|弃用|不是|而不是|而非|并非|不再|"
     r"(?<!还)没(?:有)?(?:选|采用)|不选|"
     # "不搞 GraphQL", "不额外上 flyway", "先不引入 Kafka": not taking something on
     r"(?<![跟比赶对])不(?:额外|再|单独)?(?:搞|上|引入|接入|接)(?=\s*[A-Za-z\u4e00-\u9fff])",
@@ -241,7 +241,8 @@ DECISION = re.compile(
     r"decided|decided|decision|we chose|chose|we picked|picked|(?:we(?:'ve)? )?settled on|standardi[sz]e on|"
     r"from now on|going forward|it is|stick(?:ing)? with|switch(?:ing)? to|mov(?:e|ing) to|migrat(?:e|ing) to|"
     r"adopt(?:ing)?|upgraded|bumped|approved|signed off|green-?lit|wins|won|is a go|(?:is|as) the (?:standard|default)|i meant|correction|i misspoke|(?:it|that) should be|ended up (?:with|going with|picking|using|choosing|on)|opt(?:ed|ing)? for|picking|choosing|went with|"
-    r"will be (?:built|written|done|using)|is going to be|gonna (?:do|go with|use)|going to do|let'?s do|we'?ll do)\b|^(?:use|pick|choose)\b|(?:\b(?:is|are)|(?<=\w)['’]s) in(?=\s*(?:[.!,;]|$))"
+    r"will be (?:built|written|done|using)|is going to be|gonna (?:do|go with|use)|going to do|let'?s do|we'?ll do|"
+    r"(?:was|were|has been|have been|got) (?:chosen|picked|selected))\b|^(?:use|pick|choose)\b|(?:\b(?:is|are)|(?<=\w)['’]s) in(?=\s*(?:[.!,;]|$))"
     r"|决定|定为|定成|定了|(?:就|都|已经|那就)?(?<![不没未])定(?=\s*[A-Za-z])|升到|升级到|升级为|更正|纠正|说错了|应该是|其实是|就用|直接用|选用|采用|选定|(?:我们|就)(?:最终|最后|还是|也)?选(?:了|择)?|(?<![不没未别])(?:最终|最后)(?:还是|就)?(?:选|用|定|决定|采用)|(?<![不没未别要])选(?:了|择了)|拍板|敲定|改用|换成|统一用|以后(?:都)?用|今后|从现在起|记一下|先用|先定|准备用|打算用|计划用|就这么定|用.{1,30}吧[。！!]?$",
     re.I,
 )

@@ -15,7 +15,7 @@ from z0_memory.text import ENGLISH_STOPWORDS
 
 _FILLER = re.compile(
     r"\b(?:so|then|ok(?:ay)?|and|with|plus|the|a|an|on|for|our|we|just|also|too|as well|both|all|"
-    r"mobile first|to start|for now|for the|on top|obviously|of course|monolith|app|service|setup|stack|mode)\b|[,，.。!！:：+&/]|还是|就|吧|和|加上|配合|先|"
+    r"mobile first|to start|for now|for the|on top|obviously|obv|of course|end[ -]to[ -]end|everywhere|all the way|throughout|monolith|apps?|services?|setup|stack|new|mode)\b|[,，.。!！:：+&/]|还是|就|吧|和|加上|配合|先|"
     r"另外|还有|其实|对了|目前|现在|依然|仍然|继续用?",
     re.I,
 )

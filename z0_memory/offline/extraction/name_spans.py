@@ -171,9 +171,10 @@ def with_version(text: str, value: Found) -> Found:
 
 # "the Lua scripts", "Python 代码统一 ruff format", "Java 背景", "the Rails default": a known value that only qualifies
 # the noun after it is mentioned, not stated; a language before its code, its people or its layer ("Python 策略层这边"),
+# or as where a rule applies ("TS 里不许用 any"),
 # "the X default"
 _LANGUAGE_MODIFIED = re.compile(r"\s*(?:(?i:code|scripts?|files?|agent|team|devs|developers|engineers|folks|background|"
-                                r"bindings|layer)\b|代码|脚本|文件|背景|团队|工程师|开发者|同学|[\u4e00-\u9fff]{0,3}层|的\s*[A-Z])")
+                                r"bindings|layer)\b|代码|脚本|文件|背景|团队|工程师|开发者|同学|[\u4e00-\u9fff]{0,3}层|里|的\s*[A-Z])")
 _DEFAULT_OF = re.compile(r"\s*(?i:defaults?\b)")
 # "The Terraform state lives in S3", "the Vite config": a tool's own state or configuration, not the tool chosen
 _OWN_PARTS = re.compile(r"\s*(?i:state|config|configuration|modules?|providers?)\b")

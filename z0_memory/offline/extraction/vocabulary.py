@@ -55,7 +55,7 @@ SLOTS: tuple[Slot, ...] = (
           area="frontend"),
     _slot("stack", "language", "language", "开发语言",
           "programming language;language;编程语言;开发语言;语言",
-          "TypeScript;JavaScript;Python;Golang|=Go|Go 语言|Go语言;Rust;Java;Kotlin;Ruby;Elixir;C#;Swift;Zig;"
+          "TypeScript|=TS;JavaScript;Python;Golang|=Go|Go 语言|Go语言;Rust;Java;Kotlin;Ruby;Elixir;C#;Swift;Zig;"
           "PHP;Dart;Lua;OCaml;C++|C++11|C++14|C++17|C++20|C++23;Scala;Haskell;Clojure;Erlang;F#;Julia;Perl;Gleam;Objective-C;Solidity"),
     _slot("stack", "runtime", "runtime", "运行时", "runtime;运行时", "Node.js|NodeJS|=Node;Deno;Bun"),
     _slot("stack", "css", "styling", "样式方案",
