@@ -96,3 +96,18 @@ def test_a_colleagues_liking_for_a_named_slot() -> None:
     found = by_key(run("Ilse prefers Justfiles over Makefiles for task runners."))
     assert found[f"{P}:preference:ilse_task_runners"].value == "Justfiles"
     assert f"{P}:preference:ilse_task_runners" not in by_key(run("Ilse doesn't like Justfiles for task runners."))
+
+
+def test_an_area_done_and_areas_joined() -> None:
+    assert _people("ok so bruno does all the backend")[f"{P}:people:backend_owner"] == "bruno"
+    assert _people("Kaia owns billing + the frontend")[f"{P}:people:frontend_owner"] == "Kaia"
+    assert _people("Sara does the dishes") == {}
+
+
+def test_a_title_stays_with_the_name() -> None:
+    assert _people("Let's hold off. Prof. Lindqvist is the tech lead here.")[f"{P}:people:tech_lead"] == "Prof. Lindqvist"
+
+
+def test_the_one_who_knows_is_no_role() -> None:
+    found = by_key(run("Björn is the one who knows the Kafka setup."))
+    assert not any(k and (":people:" in k or k.endswith(":björn")) for k in found), found
