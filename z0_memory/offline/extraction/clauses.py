@@ -68,7 +68,8 @@ def strip_noise(text: str) -> str:
 MAX_SENTENCE_CHARS = 500  # longer "sentences" are pasted text, not statements; skipping them bounds the cost
 MAX_MESSAGE_CHARS = 20_000
 
-_SENTENCE = re.compile(r".+?(?:[。！？；;]+|[.!?]+(?=\s|$)|$)")
+# a title's dot ends no sentence ("Dr. Okafor is the tech lead")
+_SENTENCE = re.compile(r".+?(?:[。！？；;]+|(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bProf)[.!?]+(?=\s|$)|$)")
 
 
 def split_sentences(text: str) -> list[str]:

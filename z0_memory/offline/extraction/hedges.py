@@ -84,7 +84,9 @@ def pronoun_hedge(sentence: str, previous_text: str) -> list[Statement]:
 
 
 def hedge(s: Statement, cue: str) -> None:
-    if s.kind != "preference":
+    """``s`` made tentative by a hedge said after it; a liking or a person's role is not what the doubt is about
+    ("Liquibase maybe, because our DBA Marek knows it. But I'm not sure")."""
+    if s.kind != "preference" and s.category_override != "people":
         s.hedged, s.confirms = True, False
         s.confidence = CONF_UNSURE if UNSURE.search(cue) else CONF_HEDGE
 

@@ -48,7 +48,7 @@ _GLOSSARY = """
 二维码 qr_code|验证码 captcha|富文本编辑器 rich_text_editor|表格 spreadsheet|导出 export|导入 import|
 容器编排 container_orchestration|代码规范 code_style|注释 comments|接口文档 api_docs|沙箱 sandbox|求解器 solver|
 图表层 charts|资源 assets|美术 art|业务逻辑 business_logic|时序 time_series|建模 modeling|运营 operations|市场 marketing|
-模型 model
+模型 model|硬件 hardware|固件 firmware|标注 annotation|合规 compliance
 """
 _WORDS: dict[str, str] = dict(
     entry.strip().split(" ", 1) for entry in _GLOSSARY.replace("\n", "").split("|") if entry.strip()

@@ -8,7 +8,7 @@ import re
 
 from z0_memory.offline.extraction.binding import is_rejected, open_values
 from z0_memory.offline.extraction.clauses import content_terms, is_question
-from z0_memory.offline.extraction.cues import CONVENTION, DECISION, STRONG_DECISION
+from z0_memory.offline.extraction.cues import CONVENTION, DECISION, PREFERENCE, STRONG_DECISION
 from z0_memory.offline.extraction.model import (
     CONF_DECISION,
     CONF_HEDGE,
@@ -18,6 +18,7 @@ from z0_memory.offline.extraction.model import (
     Mode,
     Statement,
 )
+from z0_memory.offline.extraction.key_words import key_entity
 from z0_memory.offline.extraction.vocabulary import Found
 
 
@@ -26,12 +27,35 @@ def preference_statements(
 ) -> list[Statement]:
     conf = CONF_PREFERENCE if person in (None, "team") else CONF_OTHER_PREFERENCE
     if pairs and not negative:
-        p = pairs[0]
+        verb = PREFERENCE.search(clause)  # "我自己写 Python 习惯用 tabs": the liking is what follows the verb
+        p = next((q for q in pairs if verb is None or q.start >= verb.end()), pairs[0])
         return [Statement(kind="preference", slot=p.slot, value=p.value, confidence=conf, text=clause, person=person)]
+    named = _named_slot_preference(clause, person) if not negative else None
+    if named is not None:
+        return [named]
     if keyless_ok and substantive(clause):
         return [Statement(kind="preference", slot=None, value=None, confidence=conf, text=clause, person=person,
                            negative=negative)]
     return []
+
+
+# "Sam prefers Makefiles over Taskfile for build scripts": the liked value, its rival, and the slot said after "for"
+_OVER_FOR = re.compile(
+    r"\b(?:prefers?|likes?|'d rather use|would rather use)\s+(?:using\s+)?(?P<value>[\w.+#-]+(?:\s+[\w.+#-]+){0,2}?)\s+"
+    r"(?:over|to|rather than|instead of)\s+[\w.+#-]+(?:\s+[\w.+#-]+){0,2}?\s+for\s+(?:the\s+|our\s+)?"
+    r"(?P<slot>[a-z][a-z -]{2,30}?)\s*(?:[,.;!]|$)", re.I)
+
+
+def _named_slot_preference(clause: str, person: str | None) -> Statement | None:
+    """A liking of a value no slot knows, for the slot the clause names after "for"; keyed by that slot's words."""
+    m = _OVER_FOR.search(clause)
+    entity = key_entity(m.group("slot").strip()) if m else None
+    if m is None or entity is None:
+        return None
+    who = None if person in (None, "team") else person
+    conf = CONF_PREFERENCE if who is None else CONF_OTHER_PREFERENCE
+    return Statement(kind="preference", slot=None, value=m.group("value"), confidence=conf, text=clause, person=who,
+                     category_override="preference", entity_override=f"{who}_{entity}" if who else entity)
 
 
 def substantive(clause: str) -> bool:

@@ -5,6 +5,7 @@ designer is Mei Tanaka", "产品经理是韩梅梅"), as ``people:{area}_owner``
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from z0_memory.offline.extraction.cues import NOT_A_NAME, OWNER, ROLE_STATEMENT, ZH_PERSON
 from z0_memory.offline.extraction.model import CONF_FACT, Statement
@@ -19,10 +20,13 @@ def people_statement(clause: str) -> Statement | None:
     """An owner or role the clause names; in a clause written all in lower case ("marco owns the backend", "kenji is
     tech lead") the words that could be names are read as capitalised, with the stricter owner verbs only."""
     found = _people(clause)
-    if found is not None or re.search(r"[A-Z]", clause):
+    if found is not None or re.search(r"\b[A-Z][a-zà-ÿ]", clause):  # an acronym ("the PM") is no capitalised name
         return found
     casual = _capitalised(clause)
     found = _people(casual) if casual != clause else None
+    said = ROLE_STATEMENT.search(casual)
+    if found is not None and said is not None and said.group("role_zh3"):
+        return None  # "the DBA gave us a schema": a lower-case word after a role word is no name
     if found is None or (found.entity_override or "").endswith("_owner") and not _STRICT_OWNER.search(clause):
         return None  # "nginx handles tls": a lower-case "handles" is not said of a person
     start = casual.find(found.value or "")
@@ -36,7 +40,7 @@ _ROLE_WORDS = re.compile(r"^(?:lead|manager|designer|owner|on-call|dba|architect
                          # the owner and role verbs themselves
                          r"owns?|leads|handles|runs|manages|maintains|took|takes|taken|taking|over|joined|joins|"
                          r"joining|came|responsible|charge|looks|after|care|now|also)$")
-_STRICT_OWNER = re.compile(r"\b(?:owns|will own|leads|will lead|is responsible for|is in charge of|took over|"
+_STRICT_OWNER = re.compile(r"\b(?:owns|will own|leads|does all the|will lead|is responsible for|is in charge of|took over|"
                            r"takes over|has taken over|is taking over|will take over|looks after)\b")
 
 
@@ -48,6 +52,12 @@ def _capitalised(clause: str) -> str:
             return word
         return word[0].upper() + word[1:]
     return re.sub(r"(?<![\w'-])[a-z][a-z]+(?![\w'-])", cap, clause)
+
+
+def _role_named(area: str) -> str | None:
+    """"DBA 的活归王磊负责": an area that is only a role's name is that role."""
+    words = _AREA_NOUNS.sub("", area).strip()
+    return next((entity for pattern, entity, *_ in ROLES if re.fullmatch(rf"(?:{pattern})", words, re.I)), None)
 
 
 def _is_role(text: str) -> bool:
@@ -81,7 +91,7 @@ def _people(clause: str) -> Statement | None:
             role = role_of_work(_AREA_NOUNS.sub("", area))  # "handles releases": the release manager
             if role and is_tool(clause, owner.start(key), owner.end(key)):
                 return None  # "GitHub Actions handles releases"
-            entity = role or f"{_owner_area(area)}_owner"
+            entity = role or _role_named(area) or f"{_owner_area(area)}_owner"
             return Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=clause,
                               category_override="people", entity_override=entity, label_override=area)
     role = ROLE_STATEMENT.search(clause)
@@ -111,6 +121,23 @@ def _people(clause: str) -> Statement | None:
     return _other_shapes(clause)
 
 
+def _known_area(area: str) -> bool:
+    phrases = find_phrases(_AREA_NOUNS.sub("", area.strip()))
+    return bool(phrases and phrases[0].slot is not None and phrases[0].slot.owner_area)
+
+
+def side_task(s: Statement, before: Sequence[Statement]) -> bool:
+    """``s`` gives someone the clause before already placed an area that is none of the areas the vocabulary knows
+    ("Ray is the deploy owner, he runs the Azure subscription"): a task of theirs, said in passing, not an ownership."""
+    if s.category_override != "people" or not (s.entity_override or "").endswith("_owner"):
+        return False
+    if re.search(r"归|负责", s.text):  # "后端归老李管，运维也是他负责": said as ownership, not in passing
+        return False
+    if not any(o.category_override == "people" and o.value == s.value for o in before):
+        return False
+    return not _known_area(s.label_override or "")
+
+
 def names_person(clause: str) -> bool:
     """The clause names someone's area or role, in any shape this module reads."""
     if OWNER.search(clause) or ROLE_STATEMENT.search(clause):
@@ -125,14 +152,16 @@ def _other_shapes(clause: str) -> Statement | None:
             continue
         if entity == "owner":
             entity = f"{_owner_area(label)}_owner"
+        at = clause.find(who)
+        who = _full_name(clause, at + len(who), who) if at >= 0 else who  # "负责硬件的是老周（周建国）"
         return Statement(kind="fact", slot=None, value=who, confidence=CONF_FACT, text=clause,
                          category_override="people", entity_override=entity, label_override=label)
     return None
 
 
 _WHOLE_ZH_NAME = re.compile(r"[\u4e00-\u9fff]{2,3}")
-# "数据库也是他负责": a pronoun is no one's name (who it stands for is another message's business)
-_NOT_A_PERSON = re.compile(r"[他她它我你]")
+# "数据库也是他负责", "后端我自己负责": a pronoun is no one's name (who it stands for is another message's business)
+_NOT_A_PERSON = re.compile(r"[他她它我你]|自己|本人|大家")
 # "Prettier handles it on save": what a tool handles is a task, not an area someone owns
 _NOT_AN_AREA = re.compile(r"(?:it|them|this|that|everything|all of it)\b", re.I)
 
@@ -159,6 +188,10 @@ def _owner_area(area: str) -> str:
     area = re.sub(r"(?:那边|这边|这块|方面)?(?:是|由|归)$", "", area) or area  # "运维那边是小林负责": 运维
     area = re.sub(r"(?:那边|这边|这块|方面)的?$", "", area) or area  # "运营那边的对接人": 运营
     area = _AREA_NOUNS.sub("", area.strip()) or area  # "the frontend stuff" -> frontend
+    parts = re.split(r"\s*(?:\+|&|\band\b)\s*", area)
+    if len(parts) > 1:  # "listings + the search backend": the part the vocabulary knows as an area
+        known = [f.slot.owner_area for p in parts for f in find_phrases(p) if f.slot is not None and f.slot.owner_area]
+        return known[0] if known else _owner_area(parts[0])
     phrases = find_phrases(area)
     if phrases and phrases[0].start == 0 and phrases[0].slot and phrases[0].slot.owner_area:
         return phrases[0].slot.owner_area  # "the backend ranking service", "mobile driver app": the area it is part of
@@ -219,12 +252,23 @@ def self_owner(text: str) -> list[Statement]:
                             label_override=where)]
 
 
+# "数据库也是他负责", "release 也是她管", "DBA 的活也是他兼着", "数据库相关也是他": another area of the person before
+_ALSO_THEIRS = re.compile(r"^\s*(?P<area>[\w\u4e00-\u9fff -]{1,12}?)\s*(?:的活|相关|这块|那边)?\s*(?:也|都)(?:是|归|由)?\s*"
+                          r"[他她]\s*(?:来)?(?:负责|管|兼着|在管|的)?\s*[。.！!]?$")
 _PRONOUN = re.compile(r"^(?:and\s+|also\s+)?(?P<p>she|he)(?P<be>'s|s|\s+is)?\b", re.I)
-_NAME = re.compile(r"\b[A-Z][a-z]{2,20}(?:\s+[A-Z][a-z]{2,20})?\b")
+_NAME = re.compile(r"\b[A-Z][a-zà-ÿ]{2,20}(?:\s+[A-Z][a-zà-ÿ]{2,20})?\b")
 
 
 def resolve_pronoun(clause: str, before: str) -> str:
     """"Priya is doing the design, she's our designer": "she" is the person named just before."""
+    also = _ALSO_THEIRS.match(clause)
+    if also:  # "后端归老李管，数据库也是他负责": the area is the same person's
+        person = people_statement(before)
+        if person is None or not person.value:
+            return clause
+        # said again in the handover shape OWNER reads ("数据库归老李负责"; a "Kevin 陈" needs no verb after it)
+        verb = "负责" if re.fullmatch(r"[\u4e00-\u9fff]+", person.value) else ""
+        return f"{also.group('area')}归{person.value}{verb}"
     if clause.startswith(("他", "她")):
         owner = OWNER.search(before) or ROLE_STATEMENT.search(before)
         who = owner and next((g for g in (owner.groupdict().get(k) for k in ("who_zh", "who_zh2", "who")) if g), None)

@@ -50,6 +50,7 @@ from z0_memory.offline.extraction.model import (
     CONF_DECISION,
     CONF_FACT,
     CONF_HEDGE,
+    CONF_PREFERENCE,
     CONF_SWITCH,
     CONF_UNSURE,
     ClauseContext,
@@ -60,7 +61,13 @@ from z0_memory.offline.extraction.asides import aside, main_over_aspects, withou
 from z0_memory.offline.extraction.descriptions import describes_build
 from z0_memory.offline.extraction.keyless import keyless, preference_statements, sentence_convention, substantive
 from z0_memory.offline.extraction.markers import bare_refusal, has_bound_pair, negated, nominal, pairs_before_negation
-from z0_memory.offline.extraction.people import names_person, owners_listed, people_statement, resolve_pronoun
+from z0_memory.offline.extraction.people import (
+    names_person,
+    owners_listed,
+    people_statement,
+    resolve_pronoun,
+    side_task,
+)
 from z0_memory.offline.extraction.reasons import comments_on, describes_only, explanation
 from z0_memory.offline.extraction.tentative import concession_only, tentative_body, unhedged
 from z0_memory.offline.extraction.comparisons import as_choice
@@ -198,7 +205,7 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
     for clause in split_clauses(body):
         if REDACTED in clause or SECRET_LIKE.search(clause):
             continue  # the secret's clause says nothing storable; the rest of the sentence still counts
-        clause = resolve_pronoun(clause, body[: body.find(clause)])
+        said, clause = clause, resolve_pronoun(clause, body[: body.find(clause)])
         ctx_mode_before = ctx.mode
         if SAID_BEFORE.search(clause) and CORRECTION.search(body[body.find(clause) + len(clause):]):
             continue  # "之前说数据库是 MySQL 8，其实线上是 PolarDB": the old value, corrected after it
@@ -225,6 +232,8 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
         inherited = mode == ctx_mode_before and not PREFERENCE.search(clause) and not MY_PREFERENCE.search(clause)
         found = _statements_for(clause, mode, person, negative, hedged=hedged, confirms=confirms, sentence=sentence,
                                 inherited=inherited)
+        if said != clause:  # "Lena owns testing, she runs the HIL rig": what she runs besides is no area she owns
+            found = [s for s in found if not side_task(s, out)]
         if not _own_marker(clause, proposal=proposal):
             for s in found:
                 s.weak = True
@@ -251,6 +260,9 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
         # the reason explains the sentence's choice: "X, not Y, because Z" is X because Z
         chosen = [s for s in out if not s.negative]
         (chosen or out)[-1].rationale = why
+    named = people_statement(why) if why else None  # "Liquibase maybe, because our DBA Marek knows it": a fact too
+    if named is not None and not side_task(named, [named]):
+        out.append(named)
     return out
 
 
@@ -304,7 +316,7 @@ def _clause_mode(
         return ("decision", None, False) if PROPOSAL_MARK.search(clause) else (None, None, False)
     if DECISION.search(clause) or confirms:
         return "decision", None, False
-    if FACT.search(clause) or names_person(clause) or has_bound_pair(clause) \
+    if FACT.search(clause) or names_person(clause) or has_bound_pair(clause) or _on_own_tool(clause) \
             or describes_build(clause):  # "sprocket is a Phoenix app on Elixir 1.17"
         return "fact", None, False
     if COLON_VALUE.match(clause):
@@ -319,6 +331,8 @@ def _clause_mode(
     return None, None, False
 
 
+# the speaker as the subject earlier in the same clause ("我自己写代码 ..."), not "我们"
+_SPEAKER_BEFORE = re.compile(r"我(?!们)(?:自己|个人)?[^，,。；;！!？?]{0,8}$")
 _TOPIC_END = re.compile(r"(?:这|那)?(?:块|边|里|方面|部分)$")
 
 
@@ -326,6 +340,8 @@ def _person(match: re.Match[str]) -> str | None:
     who = (match.group("who") or match.group("who_zh") or "").strip()
     if who in ("I", "i", "我") or (who.startswith("我") and not who.startswith("我们")):
         return None
+    if match.group("who_zh") and _SPEAKER_BEFORE.search(match.string[: match.start("who_zh")]):
+        return None  # "我自己写代码喜欢用 tabs", "我自己写 Python 习惯用 tabs": the speaker, and what they do
     if who.endswith("我"):
         return None  # "部署我倾向于 ...": the topic, then the speaker
     if who.lower() in ("we", "我们", "everyone", "everybody", "the team", "大家", "团队") or who.endswith("我们"):
@@ -371,8 +387,25 @@ def _statements_for(
     if confirms and mode != "hedge":
         conf = CONF_CONFIRM
     kind = "fact" if mode == "fact" else "decision"
-    return [
+    out = [
         Statement(kind=kind, slot=p.slot, value=p.value, confidence=conf, text=clause, hedged=mode == "hedge",
                    confirms=confirms and mode != "hedge")
         for p in pairs
     ]
+    if mode != "hedge" and _SPEAKER_SUBJECT.search(clause) and not _TEAM_SUBJECT.search(clause):
+        for st in out:  # "I'm on VS Code", "我写代码一直用 Cursor": the speaker's own editor is their liking
+            if st.slot is not None and st.slot.entity in _PERSONAL_SLOTS:
+                st.kind, st.confidence, st.confirms = "preference", CONF_PREFERENCE, False
+    return out
+
+
+def _on_own_tool(clause: str) -> bool:
+    """"I'm on Zed these days": the speaker's own tool (a personal slot's value), said as where they are."""
+    return bool(_SPEAKER_ON.search(clause)) and any(p.slot.entity in _PERSONAL_SLOTS for p in pairs_in(clause))
+
+
+_SPEAKER_ON = re.compile(r"\bI'?m\s+(?:now\s+|still\s+|currently\s+|mostly\s+)?on\b", re.I)
+# Slots that belong to one person, not to the project: said of the speaker, they are the speaker's preference
+_PERSONAL_SLOTS = frozenset({"editor"})
+_SPEAKER_SUBJECT = re.compile(r"\b(?:I|I'm|Im|I've|I use|my own|my)\b|(?<![A-Za-z])i(?:'m)?\s|我(?!们)")
+_TEAM_SUBJECT = re.compile(r"\b(?:we|we're|our|us|the team|everyone|everybody)\b|我们|大家|团队|组里", re.I)
