@@ -21,13 +21,15 @@ no LLM is configured, and the baseline the LLM extractor is measured against. Mo
 ``statements``  what each clause states, decided per clause; switches; preferences
 ``keyless``     statements with no slot: keyless decisions and conventions, open-vocabulary values, preferences
 ``tentative``   choices put as questions ("X，你觉得呢？", "Meilisearch for search?", "open question: X?"): pending
+``deferrals``   cues that leave a choice open without hedge words (put off: "let me sleep on it", "pending Dana's
+                ok", "产品还没点头"; trials; plans under a condition) and moves planned for later ("量上来了再换 Kafka")
 ``comparisons`` a comparison that picks a side ("Fastify > Koa for us", "Gin 比 Echo 更合适") read as a choice
 ``reasons``     where a choice's reason comes from beyond its clause: the next sentence (cued or not), a reason said
                 before it, the user's next message (``extract_candidates(earlier=...)``); a sentence that only talks
                 about the choice and its rivals explains it
 ``message_reasons`` a message's one choice explained by the rest of the message (also a choice another reading found)
 ``hedges``      hedges from outside a clause: a sentence that only hedges, "not sure about it", tentative options,
-                a lean after the user's own either-or question
+                a lean after the user's own either-or question, options weighed against the one held tentative
 ``hedged_replies`` a hedged reply to what the assistant offered ("hmm, maybe." to "Want me to add Valkey?"): pending
 ``verdicts``    a verdict that points back ("就用它", "we're going with it") names the pending idea it settles
 ``restatements`` held facts said again ("still Go", "状态管理还是 Zustand", "recap: A, B") are repeats (``same_as``);

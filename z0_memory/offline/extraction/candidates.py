@@ -45,7 +45,7 @@ from z0_memory.offline.extraction.refusals import refused_values
 from z0_memory.offline.extraction.restatements import recap_items, restated
 from z0_memory.offline.extraction.speech_acts import asserted_statements
 from z0_memory.offline.extraction.statements import Acceptance, analyse_sentence
-from z0_memory.offline.extraction.tentative import unhedged
+from z0_memory.offline.extraction.tentative import planned_move, unhedged
 from z0_memory.offline.extraction.unknown_slots import own_name_slot, unknown_slot
 from z0_memory.offline.extraction.verdicts import name_back
 from z0_memory.offline.extraction.vocabulary import norm_value
@@ -114,7 +114,7 @@ def _analyse_message(text: str, ignored: list[str],
             found = []  # "aiohttp's client+server in one package simplifies our scraper": the choice again, explained
         # "Phoenix it is. Rails was the other candidate, but we need websockets ...": only the choice and its rivals
         comment = reasons.explanation(sentence, cued=True) if found and reasons.comments_on(
-            found, adjacent, sentence, descriptions=own) else None
+            found, adjacent, sentence, descriptions=own) and not planned_move(sentence) else None
         talked_about = {f.slot for f in found} if comment else reasons.rival_slots(sentence, adjacent)
         if comment:
             found = []
@@ -127,7 +127,7 @@ def _analyse_message(text: str, ignored: list[str],
             if reasons.give(explained, why):  # "Rails 7 it is. we looked at Sinatra but it's too barebones"
                 previous, stated, adjacent, previous_text = [], [], [], sentence
                 continue
-        found = hedges.alternatives(found)
+        found = hedges.weighed(hedges.alternatives(found), statements, sentence)
         if corrected := corrected_slots(sentence, found):  # "We'll use Flask. Actually, FastAPI": the later value wins
             statements = [s for s in statements if s.slot not in corrected]
         if ahead and found:

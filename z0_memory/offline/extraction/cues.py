@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from z0_memory.offline.extraction.deferrals import DEFERRAL
+
 GREETING = re.compile(
     r"^(?:hi|hello|hey|morning|good (?:morning|night|evening|afternoon)|thanks?(?: you)?|thx|ty|cheers|bye|lol|"
     r"haha|ugh|hmm+|你好|大家好|谢谢|多谢|感谢|哈哈+|再见|早上好|晚安)\b",
@@ -48,7 +50,8 @@ HEDGE = re.compile(
     r"没(?:最终|正式)?确定|尚未(?:确定|决定|定)|未定|还可能变|可能会变|还(?:会|可能)(?:再)?(?:改|换|调整)|不一定|没拍板|打算先|"
     r"先这样(?:试试|看看)|还要(?:再)?(?:看|评估|讨论|比较)|再(?:讨论|商量|研究|评估)(?:一下)?|待讨论|还在想|在想"
     r"|暂定|初步|大概|估计|应该会|可能会|有可能|备选|候选|看情况|回头再(?:定|说|看)|还在(?:比较|评估|考虑|看|调研)|"
-    r"调研一下|先看看|评估中|待评估|多半|八成|十有八九|大概率",
+    r"调研一下|先看看|评估中|待评估|多半|八成|十有八九|大概率"
+    rf"|{DEFERRAL}",  # putting off, trials, conditions (deferrals.py)
     re.I,
 )
 # What makes a hedge a tentative choice rather than an opinion: a proposal word or a verb of using/choosing
@@ -59,7 +62,7 @@ HEDGE_PROPOSAL = re.compile(
     r"fits?|suits?|go for|worth|likely|potentially|provisionally|pencil(?:l?ed)? in|evaluating|exploring|"
     r"looking (?:at|into)|shortlist(?:ed)?|trial(?:l?ing)|prototyping|playing|could|toying|candidate|promising|"
     r"change|if|case|eventually|someday|it'?ll be|it will be|would be|we'?d (?:use|go with|pick)|thinking (?:about|of)|"
-    r"wants? to try|prob|probs|prolly|presumably|(?:i'?m|we'?re|i am|we are|i was|we were) thinking)\b|多半|八成|如果|万一|到时候|比较好|更合适|更好|待定|暂时|临时|应该|试着|犹豫|暂定|初步|大概|估计|应该会|备选|候选|调研|评估|也行|也可以|不错|值得"
+    r"wants? to try|prob|probs|prolly|presumably|(?:i'?m|we'?re|i am|we are|i was|we were) thinking|i'?d say)\b|多半|八成|如果|万一|到时候|比较好|更合适|更好|待定|暂时|临时|应该|试着|犹豫|暂定|初步|大概|估计|应该会|备选|候选|调研|评估|也行|也可以|不错|值得"
     r"|也许|或许|可能|说不定|要不|试|考虑|倾向|用|换|选|上",
     re.I,
 )

@@ -132,3 +132,17 @@ _RETRACTION = re.compile(r"^[\s.…。,，-]*(?:算了|不对|(?:no wait|wait,? 
 def retracts(sentence: str) -> bool:
     """The sentence opens by taking back what was just said."""
     return bool(_RETRACTION.match(sentence))
+
+
+# A contrast inside a remark ("Airflow is the safe pick but the DX is rough", "Gin 例子多，不过 chi 更地道")
+_CONTRAST = re.compile(r"\b(?:but|though|although|however|yet)\b|不过|但是?|只是", re.I)
+
+
+def weighed(found: list[Statement], before: list[Statement], sentence: str) -> list[Statement]:
+    """"We're evaluating Dagster. Airflow is the safe pick but the DX is rough.": once the message holds a slot
+    tentative, a description of another option for it that weighs pros against cons is part of the weighing, not a
+    fact settled; a decision ("going with Airflow") or a plain description without a contrast still counts."""
+    open_slots = {s.slot for s in before if s.hedged and s.slot is not None}
+    if not open_slots or not _CONTRAST.search(sentence):
+        return found
+    return [s for s in found if s.hedged or s.kind != "fact" or s.slot not in open_slots]

