@@ -23,6 +23,7 @@ no LLM is configured, and the baseline the LLM extractor is measured against. Mo
 ``tentative``   choices put as questions ("X，你觉得呢？", "Meilisearch for search?", "open question: X?"): pending
 ``deferrals``   cues that leave a choice open without hedge words (put off: "let me sleep on it", "pending Dana's
                 ok", "产品还没点头"; trials; plans under a condition) and moves planned for later ("量上来了再换 Kafka")
+``languages``   the language a stack names in passing ("后端用 Go 的 Gin", "ingest service in rust", "TS obviously")
 ``comparisons`` a comparison that picks a side ("Fastify > Koa for us", "Gin 比 Echo 更合适") read as a choice
 ``reasons``     where a choice's reason comes from beyond its clause: the next sentence (cued or not), a reason said
                 before it, the user's next message (``extract_candidates(earlier=...)``); a sentence that only talks
@@ -38,6 +39,8 @@ no LLM is configured, and the baseline the LLM extractor is measured against. Mo
 ``refusals``    values a message refuses outright ("no, not Celery."), never stated by any reading of it
 ``people``      owners and roles (also in lower-case messages, Chinese familiar names, listings, self-introductions)
 ``roles``       people in other shapes: the role word first, the area in the passive, the work a role does
+``person_cues`` who owns an area and who holds a role, as patterns, with the shapes of names in both languages
+``subjects``    who a statement is about: a preference's holder, the speaker's own tools (their editor)
 ``measures``    a maximum line length given as a number, from the setting's name or the number's unit
 ``acceptance``  what a reply accepts: the assistant's proposal, statement or yes/no question (also a Chinese yes that
                 echoes its verb: "用。"), or a short answer (also to alternatives offered without a question mark)

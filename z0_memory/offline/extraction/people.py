@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from z0_memory.offline.extraction.cues import NOT_A_NAME, OWNER, ROLE_STATEMENT, ZH_PERSON
+from z0_memory.offline.extraction.cues import NOT_A_NAME
+from z0_memory.offline.extraction.person_cues import OWNER, ROLE_STATEMENT, ZH_PERSON
 from z0_memory.offline.extraction.model import CONF_FACT, Statement
 from z0_memory.offline.extraction.name_spans import ADVERB_LY
 from z0_memory.offline.extraction.roles import is_tool, message_roles, role_of_work, roles_said

@@ -33,7 +33,6 @@ from z0_memory.offline.extraction.cues import (
     NEGATION,
     NEGATIVE_EVAL,
     NEGATIVE_PREFERENCE,
-    NOT_A_NAME,
     OPINION_QUESTION,
     PREFERENCE,
     PROPOSAL_MARK,
@@ -50,7 +49,6 @@ from z0_memory.offline.extraction.model import (
     CONF_DECISION,
     CONF_FACT,
     CONF_HEDGE,
-    CONF_PREFERENCE,
     CONF_SWITCH,
     CONF_UNSURE,
     ClauseContext,
@@ -70,6 +68,7 @@ from z0_memory.offline.extraction.people import (
     side_task,
 )
 from z0_memory.offline.extraction.reasons import comments_on, describes_only, explanation
+from z0_memory.offline.extraction.subjects import on_own_tool, preference_holder, speakers_own
 from z0_memory.offline.extraction.tentative import (
     concession_only,
     conditional_only,
@@ -302,10 +301,10 @@ def _clause_mode(
 ) -> tuple[Mode | None, str | None, bool]:
     """Decide what a clause is; a clause with no marker of its own continues the previous clause's mode."""
     pref = PREFERENCE.search(clause)
-    if pref and (pref.group("verb_zh") or "").startswith("倾向") and _person(pref) in (None, "team", "__invalid__"):
+    if pref and (pref.group("verb_zh") or "").startswith("倾向") and preference_holder(pref) in (None, "team", "__invalid__"):
         return "hedge", None, False  # "我倾向于 Fly.io": our own leaning is a tentative choice, not a liking
-    if pref and _person(pref) != "__invalid__":
-        return "preference", _person(pref), bool(NEGATIVE_PREFERENCE.search(clause))
+    if pref and preference_holder(pref) != "__invalid__":
+        return "preference", preference_holder(pref), bool(NEGATIVE_PREFERENCE.search(clause))
     if MY_PREFERENCE.search(clause):
         return "preference", None, False
     like = LIKENESS.search(clause)
@@ -326,7 +325,7 @@ def _clause_mode(
         return ("decision", None, False) if PROPOSAL_MARK.search(clause) else (None, None, False)
     if DECISION.search(clause) or confirms:
         return "decision", None, False
-    if FACT.search(clause) or names_person(clause) or has_bound_pair(clause) or _on_own_tool(clause) \
+    if FACT.search(clause) or names_person(clause) or has_bound_pair(clause) or on_own_tool(clause) \
             or describes_build(clause):  # "sprocket is a Phoenix app on Elixir 1.17"
         return "fact", None, False
     if COLON_VALUE.match(clause):
@@ -339,30 +338,6 @@ def _clause_mode(
     if nominal(clause):
         return "fact", None, False
     return None, None, False
-
-
-# the speaker as the subject earlier in the same clause ("我自己写代码 ..."), not "我们"
-_SPEAKER_BEFORE = re.compile(r"我(?!们)(?:自己|个人)?[^，,。；;！!？?]{0,8}$")
-_TOPIC_END = re.compile(r"(?:这|那)?(?:块|边|里|方面|部分)$")
-
-
-def _person(match: re.Match[str]) -> str | None:
-    who = (match.group("who") or match.group("who_zh") or "").strip()
-    if who in ("I", "i", "我", "个人") or (who.startswith("我") and not who.startswith("我们")):  # 个人倾向: personally
-        return None
-    if match.group("who_zh") and _SPEAKER_BEFORE.search(match.string[: match.start("who_zh")]):
-        return None  # "我自己写代码喜欢用 tabs", "我自己写 Python 习惯用 tabs": the speaker, and what they do
-    if who.endswith("我"):
-        return None  # "部署我倾向于 ...": the topic, then the speaker
-    if who.lower() in ("we", "我们", "everyone", "everybody", "the team", "大家", "团队") or who.endswith("我们"):
-        return "team"
-    if who and (find_phrases(who) or _TOPIC_END.search(who)):
-        return "__invalid__"  # "ORM 倾向 TypeORM", "日志库倾向于 zap", "这块倾向 Consul": a topic, not a person
-    if who in ("他", "她"):
-        return "__invalid__"  # a pronoun the clause alone cannot resolve
-    if who.lower() in NOT_A_NAME or re.search(r"[的了是在就都也还用说]", who):
-        return "__invalid__"
-    return who
 
 
 def _statements_for(
@@ -403,20 +378,6 @@ def _statements_for(
                    confirms=confirms and mode != "hedge")
         for p in pairs
     ]
-    if mode != "hedge" and _SPEAKER_SUBJECT.search(clause) and not _TEAM_SUBJECT.search(clause):
-        for st in out:  # "I'm on VS Code", "我写代码一直用 Cursor": the speaker's own editor is their liking
-            if st.slot is not None and st.slot.entity in _PERSONAL_SLOTS:
-                st.kind, st.confidence, st.confirms = "preference", CONF_PREFERENCE, False
+    if mode != "hedge":
+        speakers_own(out, clause)
     return out
-
-
-def _on_own_tool(clause: str) -> bool:
-    """"I'm on Zed these days": the speaker's own tool (a personal slot's value), said as where they are."""
-    return bool(_SPEAKER_ON.search(clause)) and any(p.slot.entity in _PERSONAL_SLOTS for p in pairs_in(clause))
-
-
-_SPEAKER_ON = re.compile(r"\bI'?m\s+(?:now\s+|still\s+|currently\s+|mostly\s+)?on\b", re.I)
-# Slots that belong to one person, not to the project: said of the speaker, they are the speaker's preference
-_PERSONAL_SLOTS = frozenset({"editor"})
-_SPEAKER_SUBJECT = re.compile(r"\b(?:I|I'm|Im|I've|I use|my own|my)\b|(?<![A-Za-z])i(?:'m)?\s|我(?!们)")
-_TEAM_SUBJECT = re.compile(r"\b(?:we|we're|our|us|the team|everyone|everybody)\b|我们|大家|团队|组里", re.I)
