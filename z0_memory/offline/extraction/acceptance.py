@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from z0_memory.offline.extraction.answers import LEAD_WORDS, leading_clause, question_subject
+from z0_memory.offline.extraction.answers import LEAD_WORDS, leading_clause, question_subject, questions_asked
 from z0_memory.offline.extraction.binding import (
     CJK_COMMON,
     is_rejected,
@@ -171,6 +171,12 @@ _ANSWER_FILLER = re.compile(
 )
 
 
+# the name a short answer leads with, after filler words ("probably Postgres", "用 Kamal"); it does not run on over a
+# sentence's end ("USWDS. Saves us a ton")
+_NAME_ANSWER = re.compile(r"(?:(?:just|probably|definitely|obviously|maybe|the|ok|okay|so|then|用|就用|还是)\s*)*"
+                          r"(?P<v>[A-Z][\w.+#/&-]*(?:(?<!\.)[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})")
+
+
 def short_answer(text: str, question: TurnMessage | None) -> list[Statement]:
     """"Postgres, obviously." right after the assistant asked "Which database?": one value answering the question."""
     if question is None:
@@ -185,9 +191,7 @@ def short_answer(text: str, question: TurnMessage | None) -> list[Statement]:
     values = [v for v in find_values(clean) if not is_rejected(clean, v)]
     if not values:
         lead = LEAD_WORDS.match(clean)  # "Ooh, USWDS.": the interjection is no answer
-        name = re.compile(r"(?:(?:just|probably|definitely|obviously|maybe|the|ok|okay|so|then|用|就用|还是)\s*)*"
-                          r"(?P<v>[A-Z][\w.+#/&-]*(?:(?<!\.)[ \t]+[A-Z0-9][\w.+#/&-]*){0,2})").match(
-                              clean, lead.end() if lead else 0)
+        name = _NAME_ANSWER.match(clean, lead.end() if lead else 0)
         values = [Found(name.start("v"), name.end("v"), name.group("v").rstrip(".,"), None)] if name and \
             looks_like_a_name(name.group("v")) else []
         zh = re.fullmatch(r"(?:用|就用|还是用?)?\s*([\u4e00-\u9fff][\u4e00-\u9fff0-9]{1,5})\s*[。.!！]?", clean)
@@ -237,7 +241,7 @@ def echoed_yes(text: str, question: TurnMessage | None) -> bool:
     m = _ECHO.fullmatch(text)
     if question is None or m is None or _NOT_A_YES.search(m.group("verb")):
         return False
-    asked = [s for s in split_sentences(strip_noise(question.text)) if is_question(s)]
+    asked = questions_asked(question)
     return bool(asked) and not WH_QUESTION.search(asked[-1]) and m.group("verb") in asked[-1]
 
 

@@ -39,11 +39,16 @@ _SUBJECT_FOR = re.compile(
 _NOT_SUBJECTS = frozenset("you it this that one what kind about do does 那 这 那么 所以 那你 你们".split())
 
 
+def questions_asked(message: TurnMessage) -> list[str]:
+    """The sentences of an (assistant) message that ask something, in order."""
+    return [s for s in split_sentences(strip_noise(message.text)) if is_question(s)]
+
+
 def question_subject(question: TurnMessage | None) -> tuple[str, str] | None:
     """(category, entity) for the thing the assistant's closing question asks about, from its own words."""
     if question is None:
         return None
-    asked = [s for s in split_sentences(strip_noise(question.text)) if is_question(s)]
+    asked = questions_asked(question)
     if not asked:
         return None
     q = asked[-1]
